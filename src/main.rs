@@ -1,3 +1,7 @@
+//! The `fleetsim` binary: parse arguments, run, map errors to exit codes.
+
+mod cli;
+
 fn main() {
-    println!("Hello, world!");
+    std::process::exit(cli::main());
 }

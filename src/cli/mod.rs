@@ -1,0 +1,74 @@
+//! The command line: clap commands, paths, output files, exit codes.
+//! Everything here is I/O at the edge; the simulation is the library's.
+
+mod output;
+mod run;
+mod scenario_cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for bad input (a scenario, a flag, a file).
+pub const EXIT_INPUT: i32 = 2;
+/// Exit code for a failure while running.
+pub const EXIT_RUN: i32 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "fleetsim",
+    version,
+    about = "Simulate worker recycling in pre-fork web fleets (gunicorn, uWSGI, puma, ...)",
+    long_about = "fleetsim simulates a fleet of pre-fork web workers whose memory grows, the \
+                  recycler that replaces them (jittered limits, RSS sampling, cooldowns, \
+                  pressure, fleet leases) and the retrying client that feels each recycle. \
+                  With no scenario it runs the embedded default, the seeds' 2x3 Render fleet."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scenario and write summary.json, events.csv and timeline.csv.
+    Run(run::RunArgs),
+    /// Inspect scenario files.
+    #[command(subcommand)]
+    Scenario(scenario_cmd::ScenarioCmd),
+}
+
+/// An error with the exit code it maps to.
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_INPUT,
+            message: message.into(),
+        }
+    }
+
+    pub fn run(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_RUN,
+            message: message.into(),
+        }
+    }
+}
+
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Scenario(cmd) => scenario_cmd::run(cmd),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            f.code
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Shared CLI plumbing: loading scenarios from paths, and atomic output
+//! files (written under a temporary name, renamed when complete, so a
+//! killed run never leaves a file that looks finished).
+
+use super::Failure;
+use clap::Args;
+use fleetsim::Scenario;
+use fleetsim::scenario::{
+    DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, Override, RawScenario, load, parse_override,
+};
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Clone, Debug)]
+pub struct ScenarioArgs {
+    /// Scenario TOML file; the embedded default (the seeds' render-2x3 fleet) when omitted.
+    pub scenario: Option<PathBuf>,
+    /// Override a scenario value with a dotted key, e.g. --set policy.cooldown_s=60 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+pub struct Loaded {
+    pub raw: RawScenario,
+    pub scenario: Scenario,
+    /// The scenario's short name for output directories.
+    pub stem: String,
+}
+
+/// Reads, overrides and validates a scenario; errors are one line naming
+/// the file, line and key.
+pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loaded, Failure> {
+    let mut overrides: Vec<Override> = args
+        .set
+        .iter()
+        .map(|s| parse_override(s))
+        .collect::<Result<_, _>>()
+        .map_err(Failure::input)?;
+    overrides.extend(extra);
+    let (text, origin, dir, stem) = match &args.scenario {
+        None => (
+            DEFAULT_SCENARIO.to_string(),
+            format!("<embedded {DEFAULT_SCENARIO_NAME}>"),
+            PathBuf::from("."),
+            DEFAULT_SCENARIO_NAME.to_string(),
+        ),
+        Some(path) => {
+            let bytes = fs::read(path)
+                .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                Failure::input(format!(
+                    "{}: not UTF-8 text (byte {}): is this a scenario TOML file?",
+                    path.display(),
+                    e.utf8_error().valid_up_to()
+                ))
+            })?;
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scenario".into());
+            (text, path.display().to_string(), dir, stem)
+        }
+    };
+    let mut read = |rel: &str| -> Result<String, String> {
+        let p = dir.join(rel);
+        fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let (raw, scenario) =
+        load(&text, &origin, &overrides, &mut read).map_err(|e| Failure::input(e.to_string()))?;
+    Ok(Loaded {
+        raw,
+        scenario,
+        stem,
+    })
+}
+
+/// A file written under `.NAME.partial` and renamed to `NAME` by `commit`.
+/// Dropped without `commit`, the partial file is removed.
+pub struct AtomicFile {
+    tmp: PathBuf,
+    dest: PathBuf,
+    writer: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    pub fn create(dest: PathBuf) -> Result<Self, Failure> {
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dest.with_file_name(format!(".{name}.partial"));
+        let file = File::create(&tmp)
+            .map_err(|e| Failure::run(format!("{}: cannot create: {e}", tmp.display())))?;
+        Ok(AtomicFile {
+            tmp,
+            dest,
+            writer: Some(BufWriter::with_capacity(1 << 16, file)),
+        })
+    }
+
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        self.writer.as_mut().expect("not committed")
+    }
+
+    pub fn commit(mut self) -> Result<(), Failure> {
+        let w = self.writer.take().expect("committed once");
+        let file = w
+            .into_inner()
+            .map_err(|e| Failure::run(format!("{}: {}", self.tmp.display(), e.error())))?;
+        file.sync_all()
+            .map_err(|e| Failure::run(format!("{}: {e}", self.tmp.display())))?;
+        fs::rename(&self.tmp, &self.dest)
+            .map_err(|e| Failure::run(format!("{}: cannot rename: {e}", self.dest.display())))
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writer().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.writer().flush()
+    }
+}

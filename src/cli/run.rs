@@ -1,0 +1,196 @@
+//! `fleetsim run`: one simulation, its summary, and its CSV recordings.
+
+use super::Failure;
+use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use clap::Args;
+use fleetsim::Sim;
+use fleetsim::metrics::{CsvObserver, Summary};
+use fleetsim::scenario::Override;
+use std::fs;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Master seed; every random stream derives from it. Same seed, same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Simulated hours (overrides run.duration_h).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    /// Output directory [default: out/<scenario>-seed<N>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Check every invariant after every event (slow; for debugging scenarios).
+    #[arg(long)]
+    pub check_invariants: bool,
+}
+
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let hours = args.hours.map(|h| Override {
+        key: "run.duration_h".into(),
+        value: toml::Value::Float(h),
+    });
+    let loaded = load_scenario(&args.scenario, hours)?;
+    let sc = &loaded.scenario;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/{}-seed{}", loaded.stem, args.seed)));
+    fs::create_dir_all(&out)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    // summary.json marks a complete run: remove any old one first, so a run
+    // killed half-way never sits beside a summary that looks like its own.
+    let summary_path = out.join("summary.json");
+    match fs::remove_file(&summary_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Failure::run(format!("{}: {e}", summary_path.display())));
+        }
+        _ => {}
+    }
+    let mut events = AtomicFile::create(out.join("events.csv"))?;
+    let mut timeline = AtomicFile::create(out.join("timeline.csv"))?;
+    let obs = CsvObserver::new(
+        &mut events,
+        &mut timeline,
+        sc.policy.base_limit_mb,
+        sc.policy.hard_limit_mb,
+    );
+    let mut obs = obs;
+    let output = Sim::new(sc, args.seed, &mut obs)
+        .run()
+        .map_err(|e| Failure::run(e.to_string()))?;
+    obs.finish()
+        .map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
+    events.commit()?;
+    timeline.commit()?;
+    let json =
+        serde_json::to_string_pretty(&output.summary).map_err(|e| Failure::run(e.to_string()))?;
+    let mut summary_file = AtomicFile::create(summary_path)?;
+    writeln!(summary_file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    summary_file.commit()?;
+    if args.json {
+        println!("{json}");
+    } else {
+        print_table(&output.summary);
+        println!(
+            "wrote {}/{{summary.json,events.csv,timeline.csv}}",
+            out.display()
+        );
+        let mut cmd = String::from("fleetsim run");
+        if let Some(p) = &args.scenario.scenario {
+            cmd += &format!(" {}", p.display());
+        }
+        for s in &args.scenario.set {
+            cmd += &format!(" --set {s}");
+        }
+        if let Some(h) = args.hours {
+            cmd += &format!(" --hours {h}");
+        }
+        println!("reproduce with: {cmd} --seed {}", args.seed);
+    }
+    Ok(())
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn print_table(s: &Summary) {
+    let pct = |v: Option<f64>| opt(v.map(|x| x * 100.0), 1) + " %";
+    let rows: Vec<(&str, String)> = vec![
+        ("scenario", s.scenario.clone()),
+        ("seed", s.seed.to_string()),
+        ("simulated", format!("{:.1} h", s.duration_h)),
+        (
+            "requests",
+            format!("{} ({} failed)", s.requests_total, s.requests_failed),
+        ),
+        (
+            "recycles",
+            format!(
+                "{} ({:.2}/h, peak hour {})",
+                s.recycles, s.recycles_per_hour, s.peak_hour_recycles
+            ),
+        ),
+        (
+            "requests per worker",
+            format!(
+                "min {} / p10 {} / median {} / max {}",
+                opt(s.requests_per_worker_min, 0),
+                opt(s.requests_per_worker_p10, 0),
+                opt(s.requests_per_worker_median, 0),
+                opt(s.requests_per_worker_max, 0)
+            ),
+        ),
+        (
+            "tripped < 25 MB over limit",
+            pct(s.recycles_low_margin_fraction),
+        ),
+        ("recycled < 400 requests", pct(s.recycles_young_fraction)),
+        (
+            "lease",
+            format!(
+                "{} acquired, {} bypass pressure, {} bypass hard ceiling",
+                s.lease_acquired, s.lease_bypass_pressure, s.lease_bypass_hard_ceiling
+            ),
+        ),
+        (
+            "holds",
+            format!(
+                "{} cooldown, {} pressure cooldown, {} busy, {} lease",
+                s.holds_cooldown,
+                s.holds_cooldown_pressure,
+                s.holds_busy_deferral,
+                s.holds_lease_held
+            ),
+        ),
+        ("pressure recycles", s.pressure_recycles.to_string()),
+        (
+            "peak RSS",
+            format!(
+                "{:.1} MB ({:.1} MB over ceiling, {:.0} MB*s, longest dwell {:.1} s)",
+                s.max_rss_mb,
+                s.max_overshoot_mb.max(0.0),
+                s.overshoot_mb_s,
+                s.over_ceiling_dwell_max_s
+            ),
+        ),
+        ("OOM kills", s.oom_kills.to_string()),
+        (
+            "client",
+            format!(
+                "{} resets -> {} retry_ok, {} fetch_failed",
+                s.requests_reset, s.retry_ok, s.fetch_failed
+            ),
+        ),
+        (
+            "capacity loss",
+            format!(
+                "{:.3} % (min serving workers {})",
+                s.capacity_loss_fraction * 100.0,
+                s.min_serving_workers
+            ),
+        ),
+        (
+            "latency",
+            format!(
+                "p50 {} ms, p99 {} ms, mean wait {} ms",
+                opt(s.latency_ms_p50, 1),
+                opt(s.latency_ms_p99, 1),
+                opt(s.wait_ms_mean, 2)
+            ),
+        ),
+        ("events", s.events_processed.to_string()),
+    ];
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        println!("{k:<width$}  {v}");
+    }
+}

@@ -1,0 +1,148 @@
+//! The fleet: instances (containers with a cgroup limit and a preloaded
+//! master) and their workers. Plain data plus the pure memory model; the
+//! event loop in `sim` is the only code that mutates it.
+
+pub mod memory;
+
+pub use memory::{LeakModel, VelocityDist};
+
+use crate::engine::rng::StreamRng;
+use crate::engine::time::SimTime;
+use std::collections::VecDeque;
+
+/// Where a worker is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerState {
+    /// Forked, not yet serving (costs memory, serves nothing).
+    Booting,
+    Serving,
+    /// Told to exit: finishes in-flight requests, takes no new ones.
+    Draining,
+}
+
+/// One attempt of a client request inside the fleet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// When the client first sent it (latency is measured from here).
+    pub first_t: SimTime,
+    /// When this attempt reached the instance (wait is measured from here).
+    pub enq_t: SimTime,
+    pub service: SimTime,
+    /// 0 for the first attempt; each connection-error retry adds one.
+    pub attempt: u32,
+}
+
+/// One worker slot. The struct is reused across generations: a recycle
+/// bumps `generation`, so events scheduled for the old process are ignored.
+pub struct Worker {
+    pub instance: u32,
+    /// Index within the instance.
+    pub slot: u32,
+    pub generation: u32,
+    pub state: WorkerState,
+    pub spawned_at: SimTime,
+    pub rss_mb: f64,
+    pub limit_mb: f64,
+    /// Leak velocity drawn at spawn.
+    pub velocity_mb_per_request: f64,
+    /// Warm-up growth still to come.
+    pub warm_left_mb: f64,
+    /// Requests served by this generation.
+    pub requests: u64,
+    pub in_flight: u32,
+    /// One entry per concurrency slot.
+    pub slots: Vec<Option<Request>>,
+    /// First sample that found `rss >= limit`.
+    pub over_limit_since: Option<SimTime>,
+    /// First moment RSS reached the hard ceiling.
+    pub over_ceiling_since: Option<SimTime>,
+    /// Last RSS change, for the overshoot integral.
+    pub rss_changed_at: SimTime,
+    /// Per-generation stream for per-request memory noise.
+    pub noise: StreamRng,
+}
+
+/// A trailing-window arrival counter with one-second buckets.
+pub struct RateWindow {
+    counts: Vec<u32>,
+    stamps: Vec<u64>,
+}
+
+impl RateWindow {
+    pub fn new(window_s: u64) -> Self {
+        let n = window_s.max(1) as usize;
+        RateWindow {
+            counts: vec![0; n],
+            stamps: vec![u64::MAX; n],
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, t: SimTime) {
+        let sec = t.0 / 1_000_000;
+        let i = (sec % self.counts.len() as u64) as usize;
+        if self.stamps[i] != sec {
+            self.stamps[i] = sec;
+            self.counts[i] = 0;
+        }
+        self.counts[i] += 1;
+    }
+
+    /// Arrivals per second over the trailing window ending at `t`.
+    pub fn rate(&self, t: SimTime) -> f64 {
+        let sec = t.0 / 1_000_000;
+        let n = self.counts.len() as u64;
+        let total: u64 = self
+            .stamps
+            .iter()
+            .zip(&self.counts)
+            .filter(|(s, _)| **s != u64::MAX && **s <= sec && sec - **s < n)
+            .map(|(_, c)| *c as u64)
+            .sum();
+        total as f64 / n as f64
+    }
+}
+
+/// One container: a master, its workers, its backlog and its cgroup.
+pub struct Instance {
+    /// Global index of the first worker; workers are `first..first + n`.
+    pub first_worker: u32,
+    /// Sum over live workers of `rss - shared`: the cgroup's view.
+    pub private_mb: f64,
+    /// Requests waiting for a worker, oldest first.
+    pub backlog: VecDeque<Request>,
+    /// Free serving slots as `(worker, generation)`; stale entries are skipped.
+    pub idle: VecDeque<(u32, u32)>,
+    /// The per-instance cooldown stamp (the seeds' /dev/shm file).
+    pub last_recycle: Option<SimTime>,
+    /// Expiry times of connections the client still holds but the server closed.
+    pub stale_conns: VecDeque<SimTime>,
+    pub arrivals: RateWindow,
+    /// Requests in service plus waiting (least-outstanding balancing).
+    pub outstanding: u32,
+}
+
+impl Instance {
+    pub fn usage_mb(&self, master_mb: f64) -> f64 {
+        master_mb + self.private_mb
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_window_counts_the_trailing_window() {
+        let mut w = RateWindow::new(10);
+        for s in 0..20u64 {
+            for _ in 0..3 {
+                w.record(SimTime::from_secs(s));
+            }
+        }
+        assert_eq!(w.rate(SimTime::from_secs(19)), 3.0);
+        // 5 seconds later, only 5 of the 10 buckets are in the window.
+        assert_eq!(w.rate(SimTime::from_secs(24)), 1.5);
+        assert_eq!(w.rate(SimTime::from_secs(100)), 0.0);
+    }
+}

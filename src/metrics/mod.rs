@@ -1,0 +1,13 @@
+//! What a run measures: streaming counters and sketches (no per-request
+//! vectors), the telemetry rows the seeds' recorders emit, the per-minute
+//! timeline, and the final summary.
+
+pub mod histogram;
+pub mod rows;
+pub mod summary;
+pub mod writers;
+
+pub use histogram::LogHistogram;
+pub use rows::{EventKind, EventRow, LeaseOutcome, NullObserver, Observer, TimelineRow};
+pub use summary::{Metrics, RecycleRecord, Summary};
+pub use writers::CsvObserver;

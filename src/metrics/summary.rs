@@ -1,0 +1,216 @@
+//! The run's accumulators and the summary computed from them at the end.
+
+use super::histogram::LogHistogram;
+use crate::engine::time::SimTime;
+use crate::policy::{Allow, Hold};
+use serde::Serialize;
+
+/// One recycle, kept for the lifetime and margin statistics (few per hour).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecycleRecord {
+    pub t: SimTime,
+    pub instance: u32,
+    pub requests: u64,
+    /// RSS over the worker's own jittered limit when it was let go.
+    pub margin_mb: f64,
+    pub rss_mb: f64,
+    pub pressure: bool,
+    pub allow: Allow,
+}
+
+/// Everything the event loop counts while it runs.
+#[derive(Clone, Default)]
+pub struct Metrics {
+    /// Client requests (a retry is the same request).
+    pub arrived: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub failed_backlog_full: u64,
+    pub failed_timeout: u64,
+    /// Attempts that hit a connection error (stale connection or killed in flight).
+    pub resets: u64,
+    pub retry_ok: u64,
+    pub fetch_failed: u64,
+    pub pending_retries: u64,
+    pub wait_us_sum: f64,
+    pub waits: u64,
+    pub latency_us: LogHistogram,
+    pub recycles: Vec<RecycleRecord>,
+    pub holds: [u64; 4],
+    pub oom_kills: u64,
+    pub drain_kills: u64,
+    pub max_rss_mb: f64,
+    pub max_overshoot_mb: f64,
+    /// Integral of (rss - hard limit)+ over time, MB x microseconds.
+    pub overshoot_mb_us: f64,
+    pub over_ceiling_dwell_max: SimTime,
+    /// Integral of the number of serving workers over time, worker-microseconds.
+    pub serving_area: f64,
+    pub min_serving: u32,
+    pub events: u64,
+}
+
+impl Metrics {
+    pub fn hold(&mut self, h: Hold) {
+        self.holds[h as usize] += 1;
+    }
+
+    pub fn holds_of(&self, h: Hold) -> u64 {
+        self.holds[h as usize]
+    }
+}
+
+/// The run's summary: `summary.json`. Field names are part of the interface.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub duration_h: f64,
+    pub requests_total: u64,
+    pub requests_failed: u64,
+    pub recycles: u64,
+    pub recycles_per_hour: f64,
+    pub peak_hour_recycles: u64,
+    pub requests_per_worker_min: Option<f64>,
+    pub requests_per_worker_p10: Option<f64>,
+    pub requests_per_worker_median: Option<f64>,
+    pub requests_per_worker_max: Option<f64>,
+    pub recycles_low_margin_fraction: Option<f64>,
+    pub recycles_young_fraction: Option<f64>,
+    pub pressure_recycles: u64,
+    pub lease_acquired: u64,
+    pub lease_bypass_pressure: u64,
+    pub lease_bypass_hard_ceiling: u64,
+    pub holds_cooldown: u64,
+    pub holds_cooldown_pressure: u64,
+    pub holds_busy_deferral: u64,
+    pub holds_lease_held: u64,
+    pub max_rss_mb: f64,
+    pub max_overshoot_mb: f64,
+    pub overshoot_mb_s: f64,
+    pub over_ceiling_dwell_max_s: f64,
+    pub oom_kills: u64,
+    pub drain_kills: u64,
+    pub requests_reset: u64,
+    pub retry_ok: u64,
+    pub fetch_failed: u64,
+    pub requests_failed_backlog_full: u64,
+    pub requests_failed_timeout: u64,
+    pub capacity_loss_fraction: f64,
+    pub min_serving_workers: u32,
+    pub latency_ms_p50: Option<f64>,
+    pub latency_ms_p99: Option<f64>,
+    pub wait_ms_mean: Option<f64>,
+    pub events_processed: u64,
+}
+
+/// A recycle whose RSS was less than this over its limit tripped "low margin".
+pub const LOW_MARGIN_MB: f64 = 25.0;
+/// A worker recycled before serving this many requests died "young".
+pub const YOUNG_REQUESTS: u64 = 400;
+
+/// Linear-interpolation quantile of sorted data (numpy's default).
+pub fn quantile_sorted(xs: &[f64], q: f64) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let pos = q.clamp(0.0, 1.0) * (xs.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    Some(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64))
+}
+
+/// The most recycles in any 60-minute sliding window.
+pub fn peak_hour(times: &[SimTime]) -> u64 {
+    let hour = SimTime::from_secs(3600);
+    let (mut best, mut lo) = (0usize, 0usize);
+    for hi in 0..times.len() {
+        while times[hi] - times[lo] >= hour {
+            lo += 1;
+        }
+        best = best.max(hi - lo + 1);
+    }
+    best as u64
+}
+
+impl Metrics {
+    pub fn summary(&self, scenario: &str, seed: u64, duration: SimTime, workers: usize) -> Summary {
+        let hours = duration.as_secs_f64() / 3600.0;
+        let n = self.recycles.len();
+        let mut rpw: Vec<f64> = self.recycles.iter().map(|r| r.requests as f64).collect();
+        rpw.sort_by(f64::total_cmp);
+        let frac = |pred: &dyn Fn(&RecycleRecord) -> bool| {
+            (n > 0).then(|| self.recycles.iter().filter(|r| pred(r)).count() as f64 / n as f64)
+        };
+        let allowed = |a: Allow| self.recycles.iter().filter(|r| r.allow == a).count() as u64;
+        let times: Vec<SimTime> = self.recycles.iter().map(|r| r.t).collect();
+        let total_worker_us = workers as f64 * duration.0 as f64;
+        Summary {
+            scenario: scenario.to_string(),
+            seed,
+            duration_h: hours,
+            requests_total: self.arrived,
+            requests_failed: self.failed,
+            recycles: n as u64,
+            recycles_per_hour: n as f64 / hours,
+            peak_hour_recycles: peak_hour(&times),
+            requests_per_worker_min: rpw.first().copied(),
+            requests_per_worker_p10: quantile_sorted(&rpw, 0.10),
+            requests_per_worker_median: quantile_sorted(&rpw, 0.5),
+            requests_per_worker_max: rpw.last().copied(),
+            recycles_low_margin_fraction: frac(&|r| r.margin_mb < LOW_MARGIN_MB),
+            recycles_young_fraction: frac(&|r| r.requests < YOUNG_REQUESTS),
+            pressure_recycles: self.recycles.iter().filter(|r| r.pressure).count() as u64,
+            lease_acquired: allowed(Allow::LeaseAcquired),
+            lease_bypass_pressure: allowed(Allow::BypassPressure),
+            lease_bypass_hard_ceiling: allowed(Allow::BypassHardCeiling),
+            holds_cooldown: self.holds_of(Hold::Cooldown),
+            holds_cooldown_pressure: self.holds_of(Hold::CooldownPressure),
+            holds_busy_deferral: self.holds_of(Hold::BusyDeferral),
+            holds_lease_held: self.holds_of(Hold::LeaseHeld),
+            max_rss_mb: self.max_rss_mb,
+            max_overshoot_mb: self.max_overshoot_mb,
+            overshoot_mb_s: self.overshoot_mb_us / 1e6,
+            over_ceiling_dwell_max_s: self.over_ceiling_dwell_max.as_secs_f64(),
+            oom_kills: self.oom_kills,
+            drain_kills: self.drain_kills,
+            requests_reset: self.resets,
+            retry_ok: self.retry_ok,
+            fetch_failed: self.fetch_failed,
+            requests_failed_backlog_full: self.failed_backlog_full,
+            requests_failed_timeout: self.failed_timeout,
+            capacity_loss_fraction: if total_worker_us > 0.0 {
+                (1.0 - self.serving_area / total_worker_us).max(0.0)
+            } else {
+                0.0
+            },
+            min_serving_workers: self.min_serving,
+            latency_ms_p50: self.latency_us.quantile(0.5).map(|u| u / 1000.0),
+            latency_ms_p99: self.latency_us.quantile(0.99).map(|u| u / 1000.0),
+            wait_ms_mean: (self.waits > 0).then(|| self.wait_us_sum / self.waits as f64 / 1000.0),
+            events_processed: self.events,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_like_numpy() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile_sorted(&xs, 0.5), Some(2.5));
+        assert_eq!(quantile_sorted(&xs, 0.0), Some(1.0));
+        assert_eq!(quantile_sorted(&xs, 1.0), Some(4.0));
+        assert!((quantile_sorted(&xs, 0.1).unwrap() - 1.3).abs() < 1e-12);
+        assert_eq!(quantile_sorted(&[], 0.5), None);
+    }
+
+    #[test]
+    fn peak_hour_slides() {
+        let t = |s| SimTime::from_secs(s);
+        assert_eq!(peak_hour(&[]), 0);
+        assert_eq!(peak_hour(&[t(0), t(3599), t(3600), t(3700)]), 3);
+        assert_eq!(peak_hour(&[t(0), t(4000), t(8000)]), 1);
+    }
+}

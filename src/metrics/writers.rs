@@ -1,0 +1,160 @@
+//! CSV writers for `events.csv` and `timeline.csv`, streaming to any
+//! `io::Write`. Values are plain numbers and identifiers (no quoting needed),
+//! so the files load straight into pandas or DuckDB.
+
+use super::rows::{EventRow, Observer, TimelineRow};
+use std::io::{self, Write};
+
+/// The `events.csv` header: the seeds' recording schema, then extras.
+pub const EVENTS_HEADER: &str = "ts,event,instance,worker,rss_mb,limit_mb,base_limit_mb,\
+hard_limit_mb,requests,pressure,headroom_mb,lease,branch,generation,last_recycle_age_s,latency_ms";
+
+/// Instances beyond this many get no per-instance timeline columns.
+pub const TIMELINE_INSTANCE_COLUMNS: usize = 64;
+
+pub struct CsvObserver<E: Write, T: Write> {
+    events: E,
+    timeline: T,
+    base_limit_mb: f64,
+    hard_limit_mb: f64,
+    header_done: bool,
+    error: Option<io::Error>,
+}
+
+impl<E: Write, T: Write> CsvObserver<E, T> {
+    pub fn new(mut events: E, timeline: T, base_limit_mb: f64, hard_limit_mb: f64) -> Self {
+        let error = writeln!(events, "{EVENTS_HEADER}").err();
+        CsvObserver {
+            events,
+            timeline,
+            base_limit_mb,
+            hard_limit_mb,
+            header_done: false,
+            error,
+        }
+    }
+
+    /// Flushes both writers and returns the first error met, if any.
+    pub fn finish(mut self) -> io::Result<(E, T)> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.events.flush()?;
+        self.timeline.flush()?;
+        Ok((self.events, self.timeline))
+    }
+
+    fn keep(&mut self, r: io::Result<()>) {
+        if let (Err(e), None) = (r, &self.error) {
+            self.error = Some(e);
+        }
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn write_event(w: &mut impl Write, r: &EventRow, base: f64, hard: f64) -> io::Result<()> {
+    write!(
+        w,
+        "{:.3},{},inst-{},",
+        r.t.as_secs_f64(),
+        r.kind.label(),
+        r.instance
+    )?;
+    match &r.worker {
+        Some(f) => write!(
+            w,
+            "w{},{:.1},{:.0},{base:.0},{hard:.0},{},",
+            f.slot, f.rss_mb, f.limit_mb, f.requests
+        )?,
+        None => write!(w, ",,,{base:.0},{hard:.0},,")?,
+    }
+    match &r.decision {
+        Some(d) => write!(
+            w,
+            "{},{:.1},{},{},",
+            d.pressure,
+            d.headroom_mb,
+            d.lease.label(),
+            d.branch
+        )?,
+        None => write!(w, ",,none,,")?,
+    }
+    writeln!(
+        w,
+        "{},{},{}",
+        opt(r.worker.map(|f| f.generation)),
+        opt(r
+            .decision
+            .and_then(|d| d.last_recycle_age_s)
+            .map(|a| format!("{a:.1}"))),
+        opt(r.latency_ms.map(|l| format!("{l:.1}")))
+    )
+}
+
+fn write_timeline_header(w: &mut impl Write, instances: usize) -> io::Result<()> {
+    write!(
+        w,
+        "t_s,serving,booting,draining,backlog,arrivals,completions,failures,recycles,\
+         min_headroom_mb,max_rss_mb"
+    )?;
+    for i in 0..instances.min(TIMELINE_INSTANCE_COLUMNS) {
+        write!(
+            w,
+            ",inst{i}_usage_mb,inst{i}_headroom_mb,inst{i}_max_rss_mb"
+        )?;
+    }
+    writeln!(w)
+}
+
+fn write_timeline(w: &mut impl Write, r: &TimelineRow) -> io::Result<()> {
+    let min_headroom = r.headroom_mb.iter().copied().fold(f64::INFINITY, f64::min);
+    let max_rss = r.max_rss_mb.iter().copied().fold(0.0, f64::max);
+    write!(
+        w,
+        "{:.0},{},{},{},{},{},{},{},{},{:.1},{:.1}",
+        r.t.as_secs_f64(),
+        r.serving,
+        r.booting,
+        r.draining,
+        r.backlog,
+        r.arrivals,
+        r.completions,
+        r.failures,
+        r.recycles,
+        min_headroom,
+        max_rss
+    )?;
+    for i in 0..r.usage_mb.len().min(TIMELINE_INSTANCE_COLUMNS) {
+        write!(
+            w,
+            ",{:.1},{:.1},{:.1}",
+            r.usage_mb[i], r.headroom_mb[i], r.max_rss_mb[i]
+        )?;
+    }
+    writeln!(w)
+}
+
+impl<E: Write, T: Write> Observer for CsvObserver<E, T> {
+    fn event(&mut self, row: &EventRow) {
+        let r = write_event(
+            &mut self.events,
+            row,
+            self.base_limit_mb,
+            self.hard_limit_mb,
+        );
+        self.keep(r);
+    }
+
+    fn timeline(&mut self, row: &TimelineRow) {
+        if !self.header_done {
+            self.header_done = true;
+            let r = write_timeline_header(&mut self.timeline, row.usage_mb.len());
+            self.keep(r);
+        }
+        let r = write_timeline(&mut self.timeline, row);
+        self.keep(r);
+    }
+}

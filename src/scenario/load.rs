@@ -1,0 +1,282 @@
+//! Reading a scenario: TOML text -> table -> `--set` overrides -> raw
+//! mirror -> validated scenario, with errors that name the line and key.
+
+use super::raw::{ProfileKind, RawScenario};
+use super::{Scenario, ScenarioError, validate};
+use crate::engine::time::SimTime;
+
+/// The embedded default: the seeds' fleet as deployed.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/render-2x3.toml");
+pub const DEFAULT_SCENARIO_NAME: &str = "render-2x3";
+
+/// One `--set key=value`: a dotted key and a TOML value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Override {
+    pub key: String,
+    pub value: toml::Value,
+}
+
+/// Parses `policy.cooldown_s=60`. The value is read as TOML (number, bool,
+/// quoted string); anything else is taken as a bare string (`profile=diurnal`).
+pub fn parse_override(s: &str) -> Result<Override, String> {
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--set `{s}`: expected KEY=VALUE, e.g. policy.cooldown_s=60"))?;
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(|k| k.is_empty()) {
+        return Err(format!("--set `{s}`: `{key}` is not a dotted key"));
+    }
+    let value = value.trim();
+    let parsed = format!("v = {value}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    Ok(Override {
+        key: key.to_string(),
+        value: parsed,
+    })
+}
+
+fn apply(table: &mut toml::Table, o: &Override) -> Result<(), String> {
+    let parts: Vec<&str> = o.key.split('.').collect();
+    let (last, parents) = parts.split_last().expect("keys are non-empty");
+    let mut t = table;
+    for p in parents {
+        let entry = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("`{p}` is a value, not a section"))?;
+    }
+    t.insert(last.to_string(), o.value.clone());
+    Ok(())
+}
+
+/// The 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The line that sets dotted `key` in `text`, found by tracking `[section]`
+/// headers. Good enough for the files people write; `None` when not found.
+pub fn find_key_line(text: &str, key: &str) -> Option<usize> {
+    let mut section = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            section = h.trim().to_string();
+            continue;
+        }
+        let Some((k, _)) = l.split_once('=') else {
+            continue;
+        };
+        let k = k.trim().trim_matches('"');
+        let full = if section.is_empty() {
+            k.to_string()
+        } else {
+            format!("{section}.{k}")
+        };
+        if full == key {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// Loads a scenario from TOML text. `origin` names it in errors (a path, or
+/// `<embedded render-2x3>`); `read_file` resolves `series_csv` relative to it.
+pub fn load(
+    text: &str,
+    origin: &str,
+    overrides: &[Override],
+    read_file: &mut dyn FnMut(&str) -> Result<String, String>,
+) -> Result<(RawScenario, Scenario), ScenarioError> {
+    let err = |line, key: Option<String>, reason: String| ScenarioError {
+        origin: origin.to_string(),
+        line,
+        key,
+        reason,
+    };
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        err(line, None, e.message().trim().replace('\n', " "))
+    })?;
+    for o in overrides {
+        apply(&mut table, o).map_err(|r| err(None, Some(o.key.clone()), format!("--set: {r}")))?;
+    }
+    let raw: RawScenario =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let key = e.path().to_string();
+            let from_set = overrides.iter().any(|o| key.starts_with(&o.key));
+            let line = if from_set {
+                None
+            } else {
+                find_key_line(text, &key)
+            };
+            let mut reason = e.inner().message().trim().replace('\n', " ");
+            if from_set {
+                reason.push_str(" (from --set)");
+            }
+            err(line, Some(key).filter(|k| k != "."), reason)
+        })?;
+    let series = if raw.workload.profile == ProfileKind::Series {
+        let path = &raw.workload.series_csv;
+        if path.is_empty() {
+            return Err(err(
+                find_key_line(text, "workload.profile"),
+                Some("workload.series_csv".into()),
+                "profile = \"series\" needs series_csv = \"FILE.csv\"".into(),
+            ));
+        }
+        let csv_text = read_file(path).map_err(|r| {
+            err(
+                find_key_line(text, "workload.series_csv"),
+                Some("workload.series_csv".into()),
+                r,
+            )
+        })?;
+        Some(parse_series(&csv_text).map_err(|r| {
+            err(
+                None,
+                Some("workload.series_csv".into()),
+                format!("{path}: {r}"),
+            )
+        })?)
+    } else {
+        None
+    };
+    let scenario = validate(&raw, origin, series).map_err(|mut e| {
+        let from_set = overrides
+            .iter()
+            .any(|o| e.key.as_deref() == Some(o.key.as_str()));
+        e.line = e
+            .key
+            .as_deref()
+            .filter(|_| !from_set)
+            .and_then(|k| find_key_line(text, k));
+        e
+    })?;
+    Ok((raw, scenario))
+}
+
+/// Parses a traffic series: a CSV with header `t_s,rps`, times increasing.
+pub fn parse_series(text: &str) -> Result<Vec<(SimTime, f64)>, String> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let headers = rdr.headers().map_err(|e| format!("line 1: {e}"))?.clone();
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("line 1: missing column `{name}` (need t_s,rps)"))
+    };
+    let (ti, ri) = (col("t_s")?, col("rps")?);
+    let mut points: Vec<(SimTime, f64)> = Vec::new();
+    for (n, rec) in rdr.records().enumerate() {
+        let line = n + 2;
+        let rec = rec.map_err(|e| format!("line {line}: {e}"))?;
+        let num = |i: usize, name: &str| -> Result<f64, String> {
+            let s = rec.get(i).unwrap_or("");
+            let v: f64 = s
+                .parse()
+                .map_err(|_| format!("line {line}: `{name}` = `{s}` is not a number"))?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!(
+                    "line {line}: `{name}` = {v} must be finite and >= 0"
+                ));
+            }
+            Ok(v)
+        };
+        let (t, r) = (num(ti, "t_s")?, num(ri, "rps")?);
+        if t > 10.0 * 365.0 * 86_400.0 {
+            return Err(format!("line {line}: t_s = {t} is more than ten years"));
+        }
+        let t = SimTime::from_secs_f64(t);
+        if points.last().is_some_and(|p| p.0 >= t) {
+            return Err(format!("line {line}: t_s must increase"));
+        }
+        points.push((t, r));
+    }
+    if points.is_empty() {
+        return Err("no rows".into());
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_files(p: &str) -> Result<String, String> {
+        Err(format!("no file {p}"))
+    }
+
+    fn load_str(text: &str, sets: &[&str]) -> Result<Scenario, ScenarioError> {
+        let o: Vec<Override> = sets.iter().map(|s| parse_override(s).unwrap()).collect();
+        load(text, "t.toml", &o, &mut no_files).map(|(_, s)| s)
+    }
+
+    #[test]
+    fn the_embedded_default_loads() {
+        let s = load_str(DEFAULT_SCENARIO, &[]).unwrap();
+        assert_eq!(s.fleet.instances, 2);
+        assert_eq!(s.fleet.workers_per_instance, 3);
+    }
+
+    #[test]
+    fn overrides_change_values() {
+        let s = load_str(
+            DEFAULT_SCENARIO,
+            &["policy.cooldown_s=60", "workload.profile=constant"],
+        )
+        .unwrap();
+        assert_eq!(s.policy.recycler.cooldown_s, 60.0);
+        assert!(matches!(
+            s.workload.profile,
+            crate::traffic::RateProfile::Constant { .. }
+        ));
+    }
+
+    #[test]
+    fn errors_name_line_and_key() {
+        let e = load_str("[policy]\ncooldwn_s = 3\n", &[]).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("policy.cooldwn_s")));
+        assert!(e.reason.contains("unknown field"), "{e}");
+        let e = load_str("[policy]\n\ncooldown_s = -3\n", &[]).unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(3), Some("policy.cooldown_s"))
+        );
+        let e = load_str("[policy]\ncooldown_s = \"x\"\n", &[]).unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(2), Some("policy.cooldown_s"))
+        );
+        let e = load_str("[policy\n", &[]).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        let e = load_str("", &["policy.jitter_mb=600"]).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("policy.jitter_mb"));
+        assert_eq!(e.to_string().lines().count(), 1);
+    }
+
+    #[test]
+    fn series_parses_and_rejects() {
+        let p = parse_series("t_s,rps\n0,1\n60,2.5\n").unwrap();
+        assert_eq!(p, vec![(SimTime::ZERO, 1.0), (SimTime::from_secs(60), 2.5)]);
+        assert!(
+            parse_series("t_s,rps\n0,1\n0,2\n")
+                .unwrap_err()
+                .contains("line 3")
+        );
+        assert!(parse_series("t,rps\n0,1\n").unwrap_err().contains("t_s"));
+        assert!(
+            parse_series("t_s,rps\n0,abc\n")
+                .unwrap_err()
+                .contains("line 2")
+        );
+        assert!(parse_series("t_s,rps\n").is_err());
+    }
+}

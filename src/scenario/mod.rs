@@ -1,0 +1,110 @@
+//! Scenarios in two stages: the raw serde mirror (`raw`), then
+//! `validate`, which checks every value and returns a typed `Scenario`.
+//! Everything after loading takes a validated `&Scenario`.
+//!
+//! Errors name the origin (file), the line when it is known, the dotted key
+//! and what is wrong, on one line.
+
+pub mod load;
+pub mod raw;
+mod validate;
+
+pub use load::{DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, Override, load, parse_override};
+pub use raw::RawScenario;
+pub use validate::validate;
+
+use crate::engine::time::SimTime;
+use crate::fleet::LeakModel;
+use crate::traffic::{RateProfile, ServiceDist};
+pub use raw::{BalancerKind, SamplingKind};
+use std::fmt;
+
+/// A scenario error: where, which key, and what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct ScenarioError {
+    pub origin: String,
+    pub line: Option<usize>,
+    pub key: Option<String>,
+    pub reason: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": key `{key}`")?;
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+/// A checked scenario. Durations are simulated time; sizes are MB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub duration: SimTime,
+    pub max_events: u64,
+    pub timeline_step: SimTime,
+    pub fleet: Fleet,
+    pub workload: Workload,
+    pub client: Client,
+    pub policy: Policy,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fleet {
+    pub instances: usize,
+    pub workers_per_instance: usize,
+    pub concurrency: usize,
+    pub container_mb: f64,
+    pub boot_rss_mb: f64,
+    pub shared_mb: f64,
+    pub boot: SimTime,
+    pub graceful_timeout: SimTime,
+    pub warm_start: bool,
+    pub leak: LeakModel,
+}
+
+impl Fleet {
+    pub fn workers(&self) -> usize {
+        self.instances * self.workers_per_instance
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub profile: RateProfile,
+    pub balancer: BalancerKind,
+    pub service: ServiceDist,
+    pub backlog: usize,
+    pub queue_timeout: SimTime,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Client {
+    pub retries: u32,
+    pub retry_delay: SimTime,
+    pub keepalive_conns_per_worker: u32,
+    pub stale_window: SimTime,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sampling {
+    Timer { tick: SimTime },
+    EveryRequests { n: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    pub base_limit_mb: f64,
+    pub jitter_mb: f64,
+    pub hard_limit_mb: f64,
+    pub sampling: Sampling,
+    pub recycler: crate::policy::SeedsRecycler,
+    pub busy_window_s: u64,
+    /// The fleet lease TTL, when the lease is on.
+    pub lease_ttl: Option<SimTime>,
+}

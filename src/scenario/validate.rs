@@ -1,0 +1,345 @@
+//! `RawScenario` -> `Scenario`: every check names its key.
+
+use super::raw::*;
+use super::*;
+use crate::fleet::VelocityDist;
+use crate::policy::SeedsRecycler;
+
+/// A failed check: the dotted key and the reason.
+type Check = Result<(), (String, String)>;
+
+fn fail(key: &str, reason: impl Into<String>) -> Check {
+    Err((key.to_string(), reason.into()))
+}
+
+fn finite(key: &str, v: f64) -> Check {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        fail(key, format!("must be a finite number, got {v}"))
+    }
+}
+
+fn non_negative(key: &str, v: f64) -> Check {
+    finite(key, v)?;
+    if v < 0.0 {
+        return fail(key, format!("must be >= 0, got {v}"));
+    }
+    Ok(())
+}
+
+fn positive(key: &str, v: f64) -> Check {
+    finite(key, v)?;
+    if v <= 0.0 {
+        return fail(key, format!("must be > 0, got {v}"));
+    }
+    Ok(())
+}
+
+/// At most ten years in seconds: larger durations are typos, not scenarios.
+const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
+
+fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
+    non_negative(key, v)?;
+    if v > MAX_SECONDS {
+        fail(key, format!("{v} s is longer than ten years"))?;
+    }
+    Ok(SimTime::from_secs_f64(v))
+}
+
+fn count(key: &str, v: u32, min: u32, max: u32) -> Check {
+    if v < min || v > max {
+        return fail(key, format!("must be between {min} and {max}, got {v}"));
+    }
+    Ok(())
+}
+
+/// Checks a raw scenario. `series` holds the parsed `workload.series_csv`
+/// when the profile is a series (the caller reads files; this module does not).
+pub fn validate(
+    raw: &RawScenario,
+    origin: &str,
+    series: Option<Vec<(SimTime, f64)>>,
+) -> Result<Scenario, ScenarioError> {
+    build(raw, series).map_err(|(key, reason)| ScenarioError {
+        origin: origin.to_string(),
+        line: None,
+        key: Some(key),
+        reason,
+    })
+}
+
+fn build(
+    raw: &RawScenario,
+    series: Option<Vec<(SimTime, f64)>>,
+) -> Result<Scenario, (String, String)> {
+    positive("run.duration_h", raw.run.duration_h)?;
+    let window = duration("run.duration_h", raw.run.duration_h * 3600.0)?;
+    if raw.run.max_events == 0 {
+        fail("run.max_events", "must be > 0")?;
+    }
+    positive("run.timeline_step_s", raw.run.timeline_step_s)?;
+    let fleet = fleet(&raw.fleet)?;
+    let workload = workload(&raw.workload, series)?;
+    let client = client(&raw.client)?;
+    let policy = policy(&raw.policy, &raw.fleet)?;
+    Ok(Scenario {
+        name: raw.name.clone(),
+        duration: window,
+        max_events: raw.run.max_events,
+        timeline_step: duration("run.timeline_step_s", raw.run.timeline_step_s)?,
+        fleet,
+        workload,
+        client,
+        policy,
+    })
+}
+
+fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
+    count("fleet.instances", f.instances, 1, 100_000)?;
+    count(
+        "fleet.workers_per_instance",
+        f.workers_per_instance,
+        1,
+        4096,
+    )?;
+    count("fleet.concurrency", f.concurrency, 1, 10_000)?;
+    if f.instances as u64 * f.workers_per_instance as u64 > 1_000_000 {
+        fail("fleet.instances", "more than 1,000,000 workers in all")?;
+    }
+    positive("fleet.container_mb", f.container_mb)?;
+    positive("fleet.boot_rss_mb", f.boot_rss_mb)?;
+    non_negative("fleet.shared_mb", f.shared_mb)?;
+    if f.shared_mb > f.boot_rss_mb {
+        fail(
+            "fleet.shared_mb",
+            format!(
+                "{} MB shared is more than the {} MB a worker boots with",
+                f.shared_mb, f.boot_rss_mb
+            ),
+        )?;
+    }
+    let booted = f.boot_rss_mb + f.workers_per_instance as f64 * (f.boot_rss_mb - f.shared_mb);
+    if booted >= f.container_mb {
+        fail(
+            "fleet.container_mb",
+            format!(
+                "{} MB cannot hold the master and {} freshly booted workers ({booted:.0} MB)",
+                f.container_mb, f.workers_per_instance
+            ),
+        )?;
+    }
+    let l = &f.leak;
+    non_negative("fleet.leak.mean_mb_per_request", l.mean_mb_per_request)?;
+    non_negative("fleet.leak.cv", l.cv)?;
+    non_negative("fleet.leak.warmup_mb", l.warmup_mb)?;
+    positive("fleet.leak.warmup_requests", l.warmup_requests)?;
+    non_negative("fleet.leak.step_probability", l.step_probability)?;
+    if l.step_probability > 1.0 {
+        fail("fleet.leak.step_probability", "is a probability: at most 1")?;
+    }
+    non_negative("fleet.leak.step_mean_mb", l.step_mean_mb)?;
+    let velocity = match l.distribution {
+        LeakDistribution::Constant => VelocityDist::Constant {
+            mb: l.mean_mb_per_request,
+        },
+        LeakDistribution::Lognormal => VelocityDist::lognormal(l.mean_mb_per_request, l.cv),
+        LeakDistribution::Exponential => VelocityDist::Exponential {
+            mean_mb: l.mean_mb_per_request,
+        },
+    };
+    Ok(Fleet {
+        instances: f.instances as usize,
+        workers_per_instance: f.workers_per_instance as usize,
+        concurrency: f.concurrency as usize,
+        container_mb: f.container_mb,
+        boot_rss_mb: f.boot_rss_mb,
+        shared_mb: f.shared_mb,
+        boot: duration("fleet.boot_s", f.boot_s)?,
+        graceful_timeout: duration("fleet.graceful_timeout_s", f.graceful_timeout_s)?,
+        warm_start: f.warm_start,
+        leak: LeakModel {
+            velocity,
+            warmup_mb: l.warmup_mb,
+            warmup_rate: 1.0 - (-1.0 / l.warmup_requests).exp(),
+            step_probability: l.step_probability,
+            step_mean_mb: l.step_mean_mb,
+        },
+    })
+}
+
+fn workload(
+    w: &RawWorkload,
+    series: Option<Vec<(SimTime, f64)>>,
+) -> Result<Workload, (String, String)> {
+    let profile = match w.profile {
+        ProfileKind::Constant => {
+            positive("workload.rps", w.rps)?;
+            RateProfile::Constant { rps: w.rps }
+        }
+        ProfileKind::Diurnal => {
+            positive("workload.rps", w.rps)?;
+            finite("workload.peak_to_trough", w.peak_to_trough)?;
+            if w.peak_to_trough < 1.0 {
+                fail("workload.peak_to_trough", "must be >= 1 (peak over trough)")?;
+            }
+            hour("workload.peak_hour", w.peak_hour)?;
+            hour("workload.start_hour", w.start_hour)?;
+            RateProfile::Diurnal {
+                mean_rps: w.rps,
+                amplitude: (w.peak_to_trough - 1.0) / (w.peak_to_trough + 1.0),
+                peak_hour: w.peak_hour,
+                start_hour: w.start_hour,
+            }
+        }
+        ProfileKind::Series => {
+            let Some(points) = series else {
+                return Err((
+                    "workload.series_csv".into(),
+                    "profile = \"series\" needs a series_csv file".into(),
+                ));
+            };
+            RateProfile::Series { points }
+        }
+    };
+    if profile.peak_rate() <= 0.0 {
+        fail("workload.rps", "the rate profile never sends a request")?;
+    }
+    positive("workload.service_mean_ms", w.service_mean_ms)?;
+    let mean_us = w.service_mean_ms * 1000.0;
+    let service = match w.service {
+        ServiceKind::Constant => ServiceDist::Constant { us: mean_us },
+        ServiceKind::Exponential => ServiceDist::Exponential { mean_us },
+        ServiceKind::Lognormal => {
+            positive("workload.service_p99_ms", w.service_p99_ms)?;
+            ServiceDist::lognormal_from_mean_p99(mean_us, w.service_p99_ms * 1000.0).ok_or_else(
+                || {
+                    (
+                        "workload.service_p99_ms".to_string(),
+                        format!(
+                            "no lognormal has mean {} ms and p99 {} ms (p99 must be between \
+                             the mean and ~15x the mean)",
+                            w.service_mean_ms, w.service_p99_ms
+                        ),
+                    )
+                },
+            )?
+        }
+    };
+    positive("workload.queue_timeout_s", w.queue_timeout_s)?;
+    Ok(Workload {
+        profile,
+        balancer: w.balancer,
+        service,
+        backlog: w.backlog_requests as usize,
+        queue_timeout: duration("workload.queue_timeout_s", w.queue_timeout_s)?,
+    })
+}
+
+fn hour(key: &str, h: f64) -> Check {
+    finite(key, h)?;
+    if !(0.0..24.0).contains(&h) {
+        return fail(key, format!("is an hour of the day: 0 <= h < 24, got {h}"));
+    }
+    Ok(())
+}
+
+fn client(c: &RawClient) -> Result<Client, (String, String)> {
+    count("client.retries", c.retries, 0, 10)?;
+    count(
+        "client.keepalive_conns_per_worker",
+        c.keepalive_conns_per_worker,
+        0,
+        10_000,
+    )?;
+    Ok(Client {
+        retries: c.retries,
+        retry_delay: duration("client.retry_delay_ms", c.retry_delay_ms / 1000.0)
+            .map_err(|(k, r)| (k, r.replace(" s ", " ms / 1000 ")))?,
+        keepalive_conns_per_worker: c.keepalive_conns_per_worker,
+        stale_window: duration("client.stale_window_s", c.stale_window_s)?,
+    })
+}
+
+fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
+    positive("policy.base_limit_mb", p.base_limit_mb)?;
+    non_negative("policy.jitter_mb", p.jitter_mb)?;
+    if p.jitter_mb >= p.base_limit_mb {
+        fail(
+            "policy.jitter_mb",
+            format!(
+                "jitter {} MB must be below the base limit {} MB",
+                p.jitter_mb, p.base_limit_mb
+            ),
+        )?;
+    }
+    let floor = p.base_limit_mb - p.jitter_mb;
+    if floor <= f.boot_rss_mb {
+        fail(
+            "policy.base_limit_mb",
+            format!(
+                "the lowest jittered limit ({} - {} = {floor} MB) is not above the boot RSS \
+                 ({} MB): workers would recycle at birth",
+                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb
+            ),
+        )?;
+    }
+    finite("policy.hard_limit_mb", p.hard_limit_mb)?;
+    if p.hard_limit_mb < p.base_limit_mb {
+        fail(
+            "policy.hard_limit_mb",
+            format!(
+                "hard ceiling {} MB is below the base limit {} MB",
+                p.hard_limit_mb, p.base_limit_mb
+            ),
+        )?;
+    }
+    let sampling = match p.sampling {
+        SamplingKind::Timer => {
+            positive("policy.tick_s", p.tick_s)?;
+            Sampling::Timer {
+                tick: duration("policy.tick_s", p.tick_s)?,
+            }
+        }
+        SamplingKind::Requests => {
+            count(
+                "policy.sample_every_requests",
+                p.sample_every_requests,
+                1,
+                u32::MAX,
+            )?;
+            Sampling::EveryRequests {
+                n: p.sample_every_requests as u64,
+            }
+        }
+    };
+    duration("policy.cooldown_s", p.cooldown_s)?;
+    duration("policy.pressure_cooldown_s", p.pressure_cooldown_s)?;
+    finite("policy.min_headroom_mb", p.min_headroom_mb)?;
+    non_negative("policy.busy_rps", p.busy_rps)?;
+    duration("policy.defer_max_s", p.defer_max_s)?;
+    positive("policy.busy_window_s", p.busy_window_s)?;
+    duration("policy.busy_window_s", p.busy_window_s)?;
+    let lease_ttl = if p.lease.enabled {
+        positive("policy.lease.ttl_s", p.lease.ttl_s)?;
+        Some(duration("policy.lease.ttl_s", p.lease.ttl_s)?)
+    } else {
+        None
+    };
+    Ok(Policy {
+        base_limit_mb: p.base_limit_mb,
+        jitter_mb: p.jitter_mb,
+        hard_limit_mb: p.hard_limit_mb,
+        sampling,
+        recycler: SeedsRecycler {
+            cooldown_s: p.cooldown_s,
+            pressure_cooldown_s: p.pressure_cooldown_s,
+            min_headroom_mb: p.min_headroom_mb,
+            busy_rps: p.busy_rps,
+            defer_max_s: p.defer_max_s,
+            lease_enabled: p.lease.enabled,
+        },
+        busy_window_s: p.busy_window_s.ceil() as u64,
+        lease_ttl,
+    })
+}

@@ -1,0 +1,97 @@
+//! Invariants checked after every event when enabled (all tests do).
+//! Each is a sentence in ARCHITECTURE.md.
+
+use super::Sim;
+use crate::engine::SimTime;
+use crate::fleet::WorkerState;
+use crate::metrics::Observer;
+
+impl<O: Observer> Sim<'_, O> {
+    pub(super) fn assert_invariants(&self, t: SimTime) {
+        let f = &self.sc.fleet;
+        let m = &self.m;
+        // Invariant: requests are conserved.
+        let in_service: u64 = self.workers.iter().map(|w| w.in_flight as u64).sum();
+        let queued: u64 = self.instances.iter().map(|i| i.backlog.len() as u64).sum();
+        assert_eq!(
+            m.arrived,
+            m.completed + m.failed + in_service + queued + m.pending_retries,
+            "t={t}: requests not conserved"
+        );
+        // Invariant: state counters match the workers, serving <= configured.
+        let count = |s| self.workers.iter().filter(|w| w.state == s).count() as u32;
+        assert_eq!(
+            count(WorkerState::Serving),
+            self.counts.serving,
+            "t={t}: serving"
+        );
+        assert_eq!(
+            count(WorkerState::Booting),
+            self.counts.booting,
+            "t={t}: booting"
+        );
+        assert_eq!(
+            count(WorkerState::Draining),
+            self.counts.draining,
+            "t={t}: draining"
+        );
+        assert!(self.counts.serving as usize <= f.workers());
+        for (wi, w) in self.workers.iter().enumerate() {
+            // Invariant: RSS never below boot.
+            assert!(
+                w.rss_mb >= f.boot_rss_mb - 1e-9,
+                "t={t}: worker {wi} rss below boot"
+            );
+            let busy = w.slots.iter().filter(|s| s.is_some()).count() as u32;
+            assert_eq!(busy, w.in_flight, "t={t}: worker {wi} in-flight count");
+            assert!(w.state != WorkerState::Booting || w.in_flight == 0);
+        }
+        // Invariant: at most one lease holder, and it is a real worker.
+        if let Some(h) = self.lease.holder(t) {
+            assert!((h as usize) < self.workers.len());
+        }
+        for (ii, inst) in self.instances.iter().enumerate() {
+            self.assert_instance(t, ii, inst);
+        }
+    }
+
+    fn assert_instance(&self, t: SimTime, ii: usize, inst: &crate::fleet::Instance) {
+        let f = &self.sc.fleet;
+        let ws = &self.workers[inst.first_worker as usize..][..f.workers_per_instance];
+        let private: f64 = ws.iter().map(|w| w.rss_mb - f.shared_mb).sum();
+        assert!(
+            (private - inst.private_mb).abs() < 1e-6 * private.abs().max(1.0),
+            "t={t}: instance {ii} private memory drifted"
+        );
+        // Invariant: cgroup usage never above the limit once the event
+        // (and the OOM kill it triggers) is done.
+        assert!(
+            inst.usage_mb(f.boot_rss_mb) <= f.container_mb + 1e-9,
+            "t={t}: instance {ii} over its cgroup limit without an OOM kill"
+        );
+        let in_flight: u32 = ws.iter().map(|w| w.in_flight).sum();
+        assert_eq!(
+            inst.outstanding as usize,
+            in_flight as usize + inst.backlog.len(),
+            "t={t}: instance {ii} outstanding"
+        );
+        // Invariant: idle entries match free slots; no one waits while a slot is free.
+        for (k, w) in ws.iter().enumerate() {
+            let wid = inst.first_worker + k as u32;
+            let entries = inst
+                .idle
+                .iter()
+                .filter(|(e, g)| *e == wid && *g == w.generation)
+                .count();
+            let expected = match w.state {
+                WorkerState::Serving => f.concurrency - w.in_flight as usize,
+                _ => 0,
+            };
+            assert_eq!(entries, expected, "t={t}: worker {wid} idle entries");
+            assert!(
+                expected == 0 || inst.backlog.is_empty(),
+                "t={t}: instance {ii} queues while worker {wid} is free"
+            );
+        }
+    }
+}

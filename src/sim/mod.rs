@@ -1,0 +1,309 @@
+//! The one event loop: the only code that mutates fleet state.
+//!
+//! Pure parts decide (`policy`, `coord`, `fleet::memory`, `traffic`); the
+//! handlers here apply their answers and emit telemetry rows. Handlers are
+//! split by concern (`traffic.rs`: requests and the client; `recycle.rs`:
+//! sampling, decisions, drains, boots, OOM), but `run` is the single loop
+//! and `handle` the single exhaustive `match` over events.
+
+mod invariants;
+mod recycle;
+mod traffic;
+
+use crate::coord::Lease;
+use crate::engine::rng::{self, Stream, StreamRng};
+use crate::engine::{EventQueue, SimTime};
+use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
+use crate::metrics::{Metrics, Observer, Summary, TimelineRow};
+use crate::scenario::Scenario;
+use crate::traffic::profile::ArrivalProcess;
+use std::collections::VecDeque;
+
+/// Everything that can happen, as plain data. Events for a worker carry its
+/// generation: an event for a process that has since exited is ignored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    Arrival,
+    Retry(Request),
+    ServiceDone {
+        worker: u32,
+        generation: u32,
+        slot: u32,
+    },
+    Sample {
+        worker: u32,
+        generation: u32,
+    },
+    DrainDeadline {
+        worker: u32,
+        generation: u32,
+    },
+    BootDone {
+        worker: u32,
+        generation: u32,
+    },
+    Timeline,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error(
+        "event budget exhausted: {max} events processed by simulated t = {at}; \
+         raise run.max_events or shorten the run"
+    )]
+    EventBudget { max: u64, at: SimTime },
+}
+
+/// The streams drawn in arrival order (common to every policy).
+struct Streams {
+    arrivals: StreamRng,
+    service: StreamRng,
+    client: StreamRng,
+    routing: StreamRng,
+}
+
+/// Counters of the current timeline step.
+#[derive(Default)]
+struct StepCounts {
+    arrivals: u64,
+    completions: u64,
+    failures: u64,
+    recycles: u64,
+}
+
+/// Workers per state, kept in step with every transition.
+#[derive(Default, Clone, Copy)]
+struct StateCounts {
+    serving: u32,
+    booting: u32,
+    draining: u32,
+}
+
+pub struct Sim<'s, O: Observer> {
+    sc: &'s Scenario,
+    seed: u64,
+    q: EventQueue<Event>,
+    workers: Vec<Worker>,
+    instances: Vec<Instance>,
+    lease: Lease,
+    streams: Streams,
+    arrivals: ArrivalProcess,
+    rr_next: usize,
+    counts: StateCounts,
+    /// Last time the serving-capacity integral was brought up to date.
+    accounted_at: SimTime,
+    step_start: SimTime,
+    step: StepCounts,
+    m: Metrics,
+    obs: O,
+    check_invariants: bool,
+}
+
+/// What a finished run returns.
+pub struct SimOutput {
+    pub summary: Summary,
+    pub metrics: Metrics,
+}
+
+impl<'s, O: Observer> Sim<'s, O> {
+    pub fn new(sc: &'s Scenario, seed: u64, obs: O) -> Self {
+        let instances = (0..sc.fleet.instances)
+            .map(|i| Instance {
+                first_worker: (i * sc.fleet.workers_per_instance) as u32,
+                private_mb: 0.0,
+                backlog: VecDeque::new(),
+                idle: VecDeque::new(),
+                last_recycle: None,
+                stale_conns: VecDeque::new(),
+                arrivals: RateWindow::new(sc.policy.busy_window_s),
+                outstanding: 0,
+            })
+            .collect();
+        Sim {
+            sc,
+            seed,
+            q: EventQueue::new(),
+            workers: Vec::with_capacity(sc.fleet.workers()),
+            instances,
+            lease: Lease::default(),
+            streams: Streams {
+                arrivals: rng::stream(seed, Stream::Arrivals),
+                service: rng::stream(seed, Stream::Service),
+                client: rng::stream(seed, Stream::Client),
+                routing: rng::stream(seed, Stream::Routing),
+            },
+            arrivals: ArrivalProcess::new(&sc.workload.profile),
+            rr_next: 0,
+            counts: StateCounts::default(),
+            accounted_at: SimTime::ZERO,
+            step_start: SimTime::ZERO,
+            step: StepCounts::default(),
+            m: Metrics::default(),
+            obs,
+            check_invariants: false,
+        }
+    }
+
+    /// Checks every invariant after every event (tests; slow on big fleets).
+    pub fn with_invariant_checks(mut self) -> Self {
+        self.check_invariants = true;
+        self
+    }
+
+    /// Runs the window `[0, duration)` and returns the summary.
+    pub fn run(mut self) -> Result<SimOutput, SimError> {
+        let end = self.sc.duration;
+        self.start();
+        if self.check_invariants {
+            self.assert_invariants(SimTime::ZERO);
+        }
+        while let Some(t) = self.q.peek_time() {
+            if t >= end {
+                break;
+            }
+            let (t, ev) = self.q.pop().expect("peeked");
+            self.m.events += 1;
+            if self.m.events > self.sc.max_events {
+                return Err(SimError::EventBudget {
+                    max: self.sc.max_events,
+                    at: t,
+                });
+            }
+            self.handle(t, ev);
+            if self.check_invariants {
+                self.assert_invariants(t);
+            }
+        }
+        Ok(self.finish(end))
+    }
+
+    fn handle(&mut self, t: SimTime, ev: Event) {
+        match ev {
+            Event::Arrival => self.on_arrival(t),
+            Event::Retry(req) => self.on_retry(t, req),
+            Event::ServiceDone {
+                worker,
+                generation,
+                slot,
+            } => self.on_service_done(t, worker, generation, slot),
+            Event::Sample { worker, generation } => self.on_sample(t, worker, generation),
+            Event::DrainDeadline { worker, generation } => {
+                self.on_drain_deadline(t, worker, generation)
+            }
+            Event::BootDone { worker, generation } => self.on_boot_done(t, worker, generation),
+            Event::Timeline => self.on_timeline(t),
+        }
+    }
+
+    /// The fleet at time zero: every worker forked and serving.
+    fn start(&mut self) {
+        for w in 0..self.sc.fleet.workers() as u32 {
+            let worker = self.initial_worker(w);
+            self.workers.push(worker);
+        }
+        self.counts.serving = self.workers.len() as u32;
+        self.m.min_serving = self.counts.serving;
+        for w in 0..self.workers.len() as u32 {
+            self.recompute_private(self.workers[w as usize].instance);
+            self.after_boot(SimTime::ZERO, w);
+        }
+        for i in 0..self.instances.len() as u32 {
+            self.oom_check(SimTime::ZERO, i);
+        }
+        let first = self.arrivals.next_after(
+            &self.sc.workload.profile,
+            SimTime::ZERO,
+            self.sc.duration,
+            &mut self.streams.arrivals,
+        );
+        if let Some(at) = first {
+            self.q.schedule(at, Event::Arrival);
+        }
+        self.q.schedule(self.sc.timeline_step, Event::Timeline);
+    }
+
+    /// Brings the serving-capacity integral up to `t`; call before any
+    /// change of `counts`.
+    fn account(&mut self, t: SimTime) {
+        let dt = (t - self.accounted_at).0 as f64;
+        self.m.serving_area += self.counts.serving as f64 * dt;
+        self.accounted_at = t;
+    }
+
+    fn set_state(&mut self, t: SimTime, w: u32, to: WorkerState) {
+        self.account(t);
+        let from = self.workers[w as usize].state;
+        *self.count_of(from) -= 1;
+        *self.count_of(to) += 1;
+        self.workers[w as usize].state = to;
+        self.m.min_serving = self.m.min_serving.min(self.counts.serving);
+    }
+
+    fn count_of(&mut self, s: WorkerState) -> &mut u32 {
+        match s {
+            WorkerState::Serving => &mut self.counts.serving,
+            WorkerState::Booting => &mut self.counts.booting,
+            WorkerState::Draining => &mut self.counts.draining,
+        }
+    }
+
+    fn on_timeline(&mut self, t: SimTime) {
+        self.emit_timeline_row(t);
+        self.q.schedule(t + self.sc.timeline_step, Event::Timeline);
+    }
+
+    fn emit_timeline_row(&mut self, t: SimTime) {
+        let master = self.sc.fleet.boot_rss_mb;
+        let container = self.sc.fleet.container_mb;
+        let wpi = self.sc.fleet.workers_per_instance;
+        let usage: Vec<f64> = self.instances.iter().map(|i| i.usage_mb(master)).collect();
+        let row = TimelineRow {
+            t: self.step_start,
+            serving: self.counts.serving,
+            booting: self.counts.booting,
+            draining: self.counts.draining,
+            backlog: self.instances.iter().map(|i| i.backlog.len() as u64).sum(),
+            arrivals: self.step.arrivals,
+            completions: self.step.completions,
+            failures: self.step.failures,
+            recycles: self.step.recycles,
+            headroom_mb: usage.iter().map(|u| container - u).collect(),
+            usage_mb: usage,
+            max_rss_mb: self
+                .workers
+                .chunks(wpi)
+                .map(|ws| ws.iter().map(|w| w.rss_mb).fold(0.0, f64::max))
+                .collect(),
+        };
+        self.obs.timeline(&row);
+        self.step = StepCounts::default();
+        self.step_start = t;
+    }
+
+    fn finish(mut self, end: SimTime) -> SimOutput {
+        self.account(end);
+        for w in 0..self.workers.len() as u32 {
+            self.close_rss_accounting(end, w);
+        }
+        if self.step_start < end {
+            self.emit_timeline_row(end);
+        }
+        let summary = self.m.summary(
+            &self.sc.name,
+            self.seed,
+            self.sc.duration,
+            self.sc.fleet.workers(),
+        );
+        SimOutput {
+            summary,
+            metrics: self.m,
+        }
+    }
+}
+
+/// Runs a scenario with no observer: the summary only.
+pub fn run_summary(sc: &Scenario, seed: u64) -> Result<Summary, SimError> {
+    Sim::new(sc, seed, crate::metrics::NullObserver)
+        .run()
+        .map(|o| o.summary)
+}

@@ -1,0 +1,257 @@
+//! Requests: arrivals, the load balancer, dispatch to a free worker or the
+//! backlog, completions, and the retrying client.
+//!
+//! The client model: the client keeps `keepalive_conns_per_worker` idle
+//! connections per worker. When a worker exits, its connections close, but
+//! the client may still pick one for `stale_window` (it has not seen the
+//! FIN yet). A request that picks a closed connection is reset, as is a
+//! request in flight on a killed worker. A reset request is retried (once,
+//! in the seeds) on a fresh pick: success is a `retry_ok`, a second
+//! connection error a `fetch_failed`.
+
+use super::{Event, Sim};
+use crate::engine::SimTime;
+use crate::engine::rng::open01;
+use crate::fleet::{Request, WorkerState};
+use crate::metrics::{EventKind, EventRow, Observer};
+use crate::scenario::BalancerKind;
+use rand::Rng;
+
+/// Why a request failed without a connection error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum HttpFailure {
+    /// The instance backlog was full (503).
+    BacklogFull,
+    /// The request waited longer than the queue timeout (504).
+    Timeout,
+}
+
+impl<O: Observer> Sim<'_, O> {
+    pub(super) fn on_arrival(&mut self, t: SimTime) {
+        let next = self.arrivals.next_after(
+            &self.sc.workload.profile,
+            t,
+            self.sc.duration,
+            &mut self.streams.arrivals,
+        );
+        if let Some(at) = next {
+            self.q.schedule(at, Event::Arrival);
+        }
+        self.m.arrived += 1;
+        self.step.arrivals += 1;
+        let service = self.sc.workload.service.sample(&mut self.streams.service);
+        let req = Request {
+            first_t: t,
+            enq_t: t,
+            service,
+            attempt: 0,
+        };
+        self.send(t, req);
+    }
+
+    pub(super) fn on_retry(&mut self, t: SimTime, req: Request) {
+        self.m.pending_retries -= 1;
+        self.send(t, req);
+    }
+
+    /// One attempt: pick an instance, maybe hit a stale connection, dispatch.
+    fn send(&mut self, t: SimTime, mut req: Request) {
+        let i = self.pick_instance();
+        self.instances[i as usize].arrivals.record(t);
+        if self.stale_hit(t, i) {
+            self.connection_error(t, i, req);
+            return;
+        }
+        req.enq_t = t;
+        self.instances[i as usize].outstanding += 1;
+        if let Some((w, slot)) = self.take_idle(i) {
+            self.start_service(t, w, slot, req);
+        } else if self.instances[i as usize].backlog.len() < self.sc.workload.backlog {
+            self.instances[i as usize].backlog.push_back(req);
+        } else {
+            self.instances[i as usize].outstanding -= 1;
+            self.http_failure(t, HttpFailure::BacklogFull);
+        }
+    }
+
+    fn pick_instance(&mut self) -> u32 {
+        let n = self.instances.len();
+        match self.sc.workload.balancer {
+            BalancerKind::RoundRobin => {
+                let i = self.rr_next;
+                self.rr_next = (i + 1) % n;
+                i as u32
+            }
+            BalancerKind::Random => self.streams.routing.random_range(0..n) as u32,
+            BalancerKind::LeastOutstanding => {
+                // Ties go to the instance after the last pick, so equal
+                // instances share the load round-robin.
+                let start = self.rr_next;
+                let best = (0..n)
+                    .map(|k| (start + k) % n)
+                    .min_by_key(|&i| self.instances[i].outstanding)
+                    .expect("at least one instance");
+                self.rr_next = (best + 1) % n;
+                best as u32
+            }
+        }
+    }
+
+    /// Whether this attempt picks a connection the server already closed.
+    fn stale_hit(&mut self, t: SimTime, i: u32) -> bool {
+        let per_worker = self.sc.client.keepalive_conns_per_worker;
+        let inst = &mut self.instances[i as usize];
+        while inst.stale_conns.front().is_some_and(|&exp| exp <= t) {
+            inst.stale_conns.pop_front();
+        }
+        if inst.stale_conns.is_empty() || per_worker == 0 {
+            return false;
+        }
+        let pool = (per_worker as usize * self.sc.fleet.workers_per_instance) as f64;
+        let p = (inst.stale_conns.len() as f64 / pool).min(1.0);
+        if open01(&mut self.streams.client) < p {
+            inst.stale_conns.pop_front();
+            return true;
+        }
+        false
+    }
+
+    /// A free serving slot of instance `i`, skipping stale idle entries.
+    fn take_idle(&mut self, i: u32) -> Option<(u32, u32)> {
+        while let Some((w, generation)) = self.instances[i as usize].idle.pop_front() {
+            let worker = &self.workers[w as usize];
+            if worker.generation != generation || worker.state != WorkerState::Serving {
+                continue;
+            }
+            let slot = worker.slots.iter().position(Option::is_none);
+            debug_assert!(slot.is_some(), "idle entry for a full worker");
+            if let Some(slot) = slot {
+                return Some((w, slot as u32));
+            }
+        }
+        None
+    }
+
+    pub(super) fn start_service(&mut self, t: SimTime, w: u32, slot: u32, req: Request) {
+        self.m.wait_us_sum += (t - req.enq_t).0 as f64;
+        self.m.waits += 1;
+        let worker = &mut self.workers[w as usize];
+        debug_assert!(worker.slots[slot as usize].is_none());
+        worker.slots[slot as usize] = Some(req);
+        worker.in_flight += 1;
+        let generation = worker.generation;
+        self.q.schedule(
+            t + req.service,
+            Event::ServiceDone {
+                worker: w,
+                generation,
+                slot,
+            },
+        );
+    }
+
+    pub(super) fn on_service_done(&mut self, t: SimTime, w: u32, generation: u32, slot: u32) {
+        let worker = &mut self.workers[w as usize];
+        if worker.generation != generation {
+            return; // the process was killed; its requests already failed
+        }
+        let req = worker.slots[slot as usize]
+            .take()
+            .expect("a service completion for an empty slot");
+        worker.in_flight -= 1;
+        worker.requests += 1;
+        let i = worker.instance;
+        self.instances[i as usize].outstanding -= 1;
+        self.complete(t, i, req);
+        self.grow(t, w);
+        if self.oom_check(t, i) && self.workers[w as usize].generation != generation {
+            return; // this worker was the OOM victim
+        }
+        if let crate::scenario::Sampling::EveryRequests { n } = self.sc.policy.sampling {
+            if self.workers[w as usize].requests % n == 0 {
+                self.sample(t, w);
+            }
+        }
+        self.slot_freed(t, w, slot);
+    }
+
+    /// A slot of worker `w` has just freed: take queued work, go idle, or
+    /// finish draining.
+    pub(super) fn slot_freed(&mut self, t: SimTime, w: u32, slot: u32) {
+        let worker = &self.workers[w as usize];
+        let (i, generation, in_flight) = (worker.instance, worker.generation, worker.in_flight);
+        match worker.state {
+            WorkerState::Draining => {
+                if in_flight == 0 {
+                    self.exit(t, w);
+                }
+            }
+            WorkerState::Serving => match self.next_from_backlog(t, i) {
+                Some(req) => self.start_service(t, w, slot, req),
+                None => self.instances[i as usize].idle.push_back((w, generation)),
+            },
+            WorkerState::Booting => unreachable!("a booting worker has no slots in use"),
+        }
+    }
+
+    /// The oldest queued request that has not timed out; timed-out ones fail.
+    pub(super) fn next_from_backlog(&mut self, t: SimTime, i: u32) -> Option<Request> {
+        let timeout = self.sc.workload.queue_timeout;
+        while let Some(req) = self.instances[i as usize].backlog.pop_front() {
+            if t - req.enq_t >= timeout {
+                self.instances[i as usize].outstanding -= 1;
+                self.http_failure(t, HttpFailure::Timeout);
+                continue;
+            }
+            return Some(req);
+        }
+        None
+    }
+
+    fn complete(&mut self, t: SimTime, i: u32, req: Request) {
+        self.m.completed += 1;
+        self.step.completions += 1;
+        let latency = t - req.first_t;
+        self.m.latency_us.record(latency.0);
+        if req.attempt > 0 {
+            self.m.retry_ok += 1;
+            self.client_row(t, i, EventKind::RetryOk, latency);
+        }
+    }
+
+    fn http_failure(&mut self, _t: SimTime, why: HttpFailure) {
+        self.m.failed += 1;
+        self.step.failures += 1;
+        match why {
+            HttpFailure::BacklogFull => self.m.failed_backlog_full += 1,
+            HttpFailure::Timeout => self.m.failed_timeout += 1,
+        }
+    }
+
+    /// The attempt was reset: retry if the client has retries left.
+    pub(super) fn connection_error(&mut self, t: SimTime, i: u32, mut req: Request) {
+        self.m.resets += 1;
+        if req.attempt < self.sc.client.retries {
+            req.attempt += 1;
+            self.m.pending_retries += 1;
+            self.q
+                .schedule(t + self.sc.client.retry_delay, Event::Retry(req));
+        } else {
+            self.m.failed += 1;
+            self.m.fetch_failed += 1;
+            self.step.failures += 1;
+            self.client_row(t, i, EventKind::FetchFailed, t - req.first_t);
+        }
+    }
+
+    fn client_row(&mut self, t: SimTime, i: u32, kind: EventKind, latency: SimTime) {
+        self.obs.event(&EventRow {
+            t,
+            kind,
+            instance: i,
+            worker: None,
+            decision: None,
+            latency_ms: Some(latency.as_millis_f64()),
+        });
+    }
+}
