@@ -243,7 +243,10 @@ mod tests {
     #[test]
     fn errors_name_line_and_key() {
         let e = load_str("[policy]\ncooldwn_s = 3\n", &[]).unwrap_err();
-        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("policy.cooldwn_s")));
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (Some(2), Some("policy.cooldwn_s"))
+        );
         assert!(e.reason.contains("unknown field"), "{e}");
         let e = load_str("[policy]\n\ncooldown_s = -3\n", &[]).unwrap_err();
         assert_eq!(
