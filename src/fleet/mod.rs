@@ -8,6 +8,7 @@ pub use memory::{LeakModel, VelocityDist};
 
 use crate::engine::rng::StreamRng;
 use crate::engine::time::SimTime;
+use crate::policy::Cause;
 use std::collections::VecDeque;
 
 /// Where a worker is in its life.
@@ -52,8 +53,18 @@ pub struct Worker {
     pub in_flight: u32,
     /// One entry per concurrency slot.
     pub slots: Vec<Option<Request>>,
-    /// First sample that found `rss >= limit`.
-    pub over_limit_since: Option<SimTime>,
+    /// First time a trigger made this generation ask to recycle.
+    pub wants_since: Option<SimTime>,
+    /// A trigger that asked and was held: asked again at the next sample.
+    pub wants: Option<Cause>,
+    /// Request-count trigger: this generation's limit (`u64::MAX` = none).
+    pub max_requests: u64,
+    /// Drift trigger: this generation's drift limit over its boot RSS.
+    pub drift_limit_mb: f64,
+    /// Growth a GC could still free (drift trigger with a reclaim fraction).
+    pub garbage_mb: f64,
+    /// Consecutive requests that ended over the drift limit after GC.
+    pub violations: u32,
     /// First moment RSS reached the hard ceiling.
     pub over_ceiling_since: Option<SimTime>,
     /// Last RSS change, for the overshoot integral.

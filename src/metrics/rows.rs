@@ -3,6 +3,7 @@
 //! hands each row to an `Observer` as it happens (nothing is buffered).
 
 use crate::engine::time::SimTime;
+use crate::policy::Cause;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventKind {
@@ -11,6 +12,8 @@ pub enum EventKind {
     OomKill,
     /// A draining worker still busy at the graceful timeout, killed.
     DrainKilled,
+    /// The master SIGKILLed a worker over its evil RSS limit (no drain).
+    EvilKill,
     RetryOk,
     FetchFailed,
 }
@@ -22,6 +25,7 @@ impl EventKind {
             EventKind::RecycleHeld => "recycle_held",
             EventKind::OomKill => "oom_kill",
             EventKind::DrainKilled => "drain_killed",
+            EventKind::EvilKill => "evil_kill",
             EventKind::RetryOk => "retry_ok",
             EventKind::FetchFailed => "fetch_failed",
         }
@@ -62,18 +66,20 @@ pub struct WorkerFacts {
 }
 
 /// The recycler's reading at a decision.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DecisionFacts {
     pub pressure: bool,
     pub headroom_mb: f64,
     pub lease: LeaseOutcome,
-    /// The branch that fired, e.g. `cooldown`, `bypass_pressure`.
-    pub branch: &'static str,
+    /// The branch that fired, e.g. `cooldown`, `bucket_token+lease_acquired`.
+    pub branch: String,
+    /// The trigger that made the worker ask.
+    pub cause: Option<Cause>,
     /// Age of the instance's cooldown stamp at the decision.
     pub last_recycle_age_s: Option<f64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EventRow {
     pub t: SimTime,
     pub kind: EventKind,

@@ -2,7 +2,7 @@
 
 use super::histogram::LogHistogram;
 use crate::engine::time::SimTime;
-use crate::policy::{Allow, Hold};
+use crate::policy::{Cause, GateKind, Hold, Pass, Passes};
 use serde::Serialize;
 
 /// One recycle, kept for the lifetime and margin statistics (few per hour).
@@ -15,7 +15,9 @@ pub struct RecycleRecord {
     pub margin_mb: f64,
     pub rss_mb: f64,
     pub pressure: bool,
-    pub allow: Allow,
+    pub cause: Cause,
+    /// How it got through each gate.
+    pub passes: Passes,
 }
 
 /// Everything the event loop counts while it runs.
@@ -36,7 +38,9 @@ pub struct Metrics {
     pub waits: u64,
     pub latency_us: LogHistogram,
     pub recycles: Vec<RecycleRecord>,
-    pub holds: [u64; 4],
+    pub holds: [u64; Hold::ALL.len()],
+    /// Workers the master SIGKILLed over the evil RSS limit.
+    pub evil_kills: u64,
     pub oom_kills: u64,
     pub drain_kills: u64,
     pub max_rss_mb: f64,
@@ -81,10 +85,26 @@ pub struct Summary {
     pub lease_acquired: u64,
     pub lease_bypass_pressure: u64,
     pub lease_bypass_hard_ceiling: u64,
+    pub bucket_bypass_pressure: u64,
+    pub bucket_bypass_hard_ceiling: u64,
+    pub window_bypass_pressure: u64,
+    pub window_bypass_hard_ceiling: u64,
+    pub floor_bypass_pressure: u64,
+    pub floor_bypass_hard_ceiling: u64,
     pub holds_cooldown: u64,
     pub holds_cooldown_pressure: u64,
+    pub holds_cooldown_ceiling: u64,
     pub holds_busy_deferral: u64,
+    pub holds_bucket_empty: u64,
+    pub holds_window_full: u64,
+    pub holds_below_floor: u64,
     pub holds_lease_held: u64,
+    pub recycles_rss_limit: u64,
+    pub recycles_drift: u64,
+    pub recycles_max_requests: u64,
+    pub recycles_lifetime: u64,
+    pub recycles_instance_memory: u64,
+    pub evil_kills: u64,
     pub max_rss_mb: f64,
     pub max_overshoot_mb: f64,
     pub overshoot_mb_s: f64,
@@ -141,7 +161,13 @@ impl Metrics {
         let frac = |pred: &dyn Fn(&RecycleRecord) -> bool| {
             (n > 0).then(|| self.recycles.iter().filter(|r| pred(r)).count() as f64 / n as f64)
         };
-        let allowed = |a: Allow| self.recycles.iter().filter(|r| r.allow == a).count() as u64;
+        let passed = |g: GateKind, p: Pass| {
+            self.recycles
+                .iter()
+                .filter(|r| r.passes.of(g) == Some(p))
+                .count() as u64
+        };
+        let caused = |c: Cause| self.recycles.iter().filter(|r| r.cause == c).count() as u64;
         let times: Vec<SimTime> = self.recycles.iter().map(|r| r.t).collect();
         let total_worker_us = workers as f64 * duration.0 as f64;
         Summary {
@@ -160,13 +186,29 @@ impl Metrics {
             recycles_low_margin_fraction: frac(&|r| r.margin_mb < LOW_MARGIN_MB),
             recycles_young_fraction: frac(&|r| r.requests < YOUNG_REQUESTS),
             pressure_recycles: self.recycles.iter().filter(|r| r.pressure).count() as u64,
-            lease_acquired: allowed(Allow::LeaseAcquired),
-            lease_bypass_pressure: allowed(Allow::BypassPressure),
-            lease_bypass_hard_ceiling: allowed(Allow::BypassHardCeiling),
+            lease_acquired: passed(GateKind::Lease, Pass::Open),
+            lease_bypass_pressure: passed(GateKind::Lease, Pass::ExitPressure),
+            lease_bypass_hard_ceiling: passed(GateKind::Lease, Pass::ExitHardCeiling),
+            bucket_bypass_pressure: passed(GateKind::TokenBucket, Pass::ExitPressure),
+            bucket_bypass_hard_ceiling: passed(GateKind::TokenBucket, Pass::ExitHardCeiling),
+            window_bypass_pressure: passed(GateKind::WindowCap, Pass::ExitPressure),
+            window_bypass_hard_ceiling: passed(GateKind::WindowCap, Pass::ExitHardCeiling),
+            floor_bypass_pressure: passed(GateKind::CapacityFloor, Pass::ExitPressure),
+            floor_bypass_hard_ceiling: passed(GateKind::CapacityFloor, Pass::ExitHardCeiling),
             holds_cooldown: self.holds_of(Hold::Cooldown),
             holds_cooldown_pressure: self.holds_of(Hold::CooldownPressure),
+            holds_cooldown_ceiling: self.holds_of(Hold::CooldownCeiling),
             holds_busy_deferral: self.holds_of(Hold::BusyDeferral),
+            holds_bucket_empty: self.holds_of(Hold::BucketEmpty),
+            holds_window_full: self.holds_of(Hold::WindowFull),
+            holds_below_floor: self.holds_of(Hold::BelowFloor),
             holds_lease_held: self.holds_of(Hold::LeaseHeld),
+            recycles_rss_limit: caused(Cause::RssLimit),
+            recycles_drift: caused(Cause::Drift),
+            recycles_max_requests: caused(Cause::MaxRequests),
+            recycles_lifetime: caused(Cause::Lifetime),
+            recycles_instance_memory: caused(Cause::InstanceMemory),
+            evil_kills: self.evil_kills,
             max_rss_mb: self.max_rss_mb,
             max_overshoot_mb: self.max_overshoot_mb,
             overshoot_mb_s: self.overshoot_mb_us / 1e6,

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 /// The `events.csv` header: the seeds' recording schema, then extras.
 pub const EVENTS_HEADER: &str = "ts,event,instance,worker,rss_mb,limit_mb,base_limit_mb,\
-hard_limit_mb,requests,pressure,headroom_mb,lease,branch,generation,last_recycle_age_s,latency_ms";
+hard_limit_mb,requests,pressure,headroom_mb,lease,branch,generation,last_recycle_age_s,latency_ms,trigger";
 
 /// Instances beyond this many get no per-instance timeline columns.
 pub const TIMELINE_INSTANCE_COLUMNS: usize = 64;
@@ -82,15 +82,16 @@ fn write_event(w: &mut impl Write, r: &EventRow, base: f64, hard: f64) -> io::Re
         )?,
         None => write!(w, ",,none,,")?,
     }
+    let d = r.decision.as_ref();
     writeln!(
         w,
-        "{},{},{}",
+        "{},{},{},{}",
         opt(r.worker.map(|f| f.generation)),
-        opt(r
-            .decision
+        opt(d
             .and_then(|d| d.last_recycle_age_s)
             .map(|a| format!("{a:.1}"))),
-        opt(r.latency_ms.map(|l| format!("{l:.1}")))
+        opt(r.latency_ms.map(|l| format!("{l:.1}"))),
+        d.and_then(|d| d.cause).map(|c| c.label()).unwrap_or("")
     )
 }
 

@@ -233,7 +233,13 @@ mod tests {
             &["policy.cooldown_s=60", "workload.profile=constant"],
         )
         .unwrap();
-        assert_eq!(s.policy.recycler.cooldown_s, 60.0);
+        assert!(matches!(
+            s.policy.pipeline.gates[0],
+            crate::policy::Gate::Cooldown {
+                cooldown_s: 60.0,
+                ..
+            }
+        ));
         assert!(matches!(
             s.workload.profile,
             crate::traffic::RateProfile::Constant { .. }

@@ -15,6 +15,7 @@ pub use validate::validate;
 
 use crate::engine::time::SimTime;
 use crate::fleet::LeakModel;
+pub use crate::policy::{Pipeline, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
 pub use raw::{BalancerKind, SamplingKind};
 use std::fmt;
@@ -92,19 +93,18 @@ pub struct Client {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Sampling {
-    Timer { tick: SimTime },
-    EveryRequests { n: u64 },
-}
-
-#[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     pub base_limit_mb: f64,
     pub jitter_mb: f64,
     pub hard_limit_mb: f64,
     pub sampling: Sampling,
-    pub recycler: crate::policy::SeedsRecycler,
+    pub triggers: Triggers,
+    pub pipeline: Pipeline,
     pub busy_window_s: u64,
-    /// The fleet lease TTL, when the lease is on.
+    /// The fleet lease TTL, when the lease gate is on.
     pub lease_ttl: Option<SimTime>,
+    /// The token bucket's `(rate_per_hour, burst)`, when on.
+    pub bucket: Option<(f64, f64)>,
+    /// The trailing-window cap's window, when on.
+    pub window: Option<SimTime>,
 }

@@ -236,45 +236,80 @@ pub enum SamplingKind {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawPolicy {
+    /// The RSS trigger: a worker at or over its jittered limit asks to recycle.
+    pub rss_trigger: bool,
     /// Per-worker limit = base +- jitter, drawn at spawn.
     pub base_limit_mb: f64,
     pub jitter_mb: f64,
-    /// RSS at which the busy deferral and the lease no longer hold a worker.
+    /// RSS at which busy deferral is skipped and the hard-ceiling exits apply.
     pub hard_limit_mb: f64,
+    /// Start-up check (the seeds' fix 4): refuse a scenario whose lowest
+    /// jittered limit leaves less than this over the boot RSS. 0 = off.
+    pub min_runway_mb: f64,
     pub sampling: SamplingKind,
     pub tick_s: f64,
+    /// Adaptive sampling (fix 2): sample every `near_tick_s` once RSS is
+    /// within this fraction of the limit. 0 = off.
+    pub near_limit_fraction: f64,
+    pub near_tick_s: f64,
     pub sample_every_requests: u32,
     /// Minimum age of the instance's last recycle before another may start.
     pub cooldown_s: f64,
     /// The cooldown while the instance is under memory pressure.
     pub pressure_cooldown_s: f64,
+    /// Ceiling escalation (fix 1): RSS at or over the hard limit uses the
+    /// pressure cooldown.
+    pub escalate_on_ceiling: bool,
     /// Instance headroom below which the instance is under pressure.
     pub min_headroom_mb: f64,
+    pub busy_deferral: bool,
     /// Busy deferral: instance arrival rate above which a recycle waits...
     pub busy_rps: f64,
-    /// ...for at most this long after the worker was first seen over its limit.
+    /// ...for at most this long after the worker first asked.
     pub defer_max_s: f64,
     /// Trailing window over which the instance arrival rate is measured.
     pub busy_window_s: f64,
     pub lease: RawLease,
+    pub token_bucket: RawTokenBucket,
+    pub window_cap: RawWindowCap,
+    pub capacity_floor: RawCapacityFloor,
+    pub max_requests: RawMaxRequests,
+    pub lifetime: RawLifetime,
+    pub drift: RawDrift,
+    pub evil_rss: RawEvilRss,
+    pub instance_memory: RawInstanceMemory,
 }
 
 impl Default for RawPolicy {
     fn default() -> Self {
         RawPolicy {
+            rss_trigger: true,
             base_limit_mb: 500.0,
             jitter_mb: 40.0,
             hard_limit_mb: 650.0,
+            min_runway_mb: 0.0,
             sampling: SamplingKind::Timer,
             tick_s: 45.0,
+            near_limit_fraction: 0.0,
+            near_tick_s: 5.0,
             sample_every_requests: 50,
             cooldown_s: 120.0,
             pressure_cooldown_s: 30.0,
+            escalate_on_ceiling: false,
             min_headroom_mb: 350.0,
+            busy_deferral: true,
             busy_rps: 50.0,
             defer_max_s: 60.0,
             busy_window_s: 60.0,
             lease: RawLease::default(),
+            token_bucket: RawTokenBucket::default(),
+            window_cap: RawWindowCap::default(),
+            capacity_floor: RawCapacityFloor::default(),
+            max_requests: RawMaxRequests::default(),
+            lifetime: RawLifetime::default(),
+            drift: RawDrift::default(),
+            evil_rss: RawEvilRss::default(),
+            instance_memory: RawInstanceMemory::default(),
         }
     }
 }
@@ -285,6 +320,10 @@ pub struct RawLease {
     pub enabled: bool,
     /// The lease is held for its whole TTL (the seeds' valkey lease is never released early).
     pub ttl_s: f64,
+    /// Emergency exits: a held lease lets the worker through under pressure...
+    pub exit_on_pressure: bool,
+    /// ...or at the hard ceiling.
+    pub exit_on_hard_ceiling: bool,
 }
 
 impl Default for RawLease {
@@ -292,6 +331,192 @@ impl Default for RawLease {
         RawLease {
             enabled: true,
             ttl_s: 120.0,
+            exit_on_pressure: true,
+            exit_on_hard_ceiling: true,
+        }
+    }
+}
+
+/// A fleet-wide token bucket (fix 3).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawTokenBucket {
+    pub enabled: bool,
+    pub rate_per_hour: f64,
+    pub burst: f64,
+    pub exit_on_pressure: bool,
+    pub exit_on_hard_ceiling: bool,
+}
+
+impl Default for RawTokenBucket {
+    fn default() -> Self {
+        RawTokenBucket {
+            enabled: false,
+            rate_per_hour: 6.0,
+            burst: 2.0,
+            exit_on_pressure: true,
+            exit_on_hard_ceiling: true,
+        }
+    }
+}
+
+/// At most `max_recycles` fleet-wide in any trailing `window_s` (fix 3).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawWindowCap {
+    pub enabled: bool,
+    pub max_recycles: u32,
+    pub window_s: f64,
+    pub exit_on_pressure: bool,
+    pub exit_on_hard_ceiling: bool,
+}
+
+impl Default for RawWindowCap {
+    fn default() -> Self {
+        RawWindowCap {
+            enabled: false,
+            max_recycles: 6,
+            window_s: 3600.0,
+            exit_on_pressure: true,
+            exit_on_hard_ceiling: true,
+        }
+    }
+}
+
+/// Refuse while fleet serving workers would drop below a floor (fix 3, a
+/// PodDisruptionBudget's `minAvailable`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawCapacityFloor {
+    pub enabled: bool,
+    pub min_serving_workers: u32,
+    pub exit_on_pressure: bool,
+    pub exit_on_hard_ceiling: bool,
+}
+
+impl Default for RawCapacityFloor {
+    fn default() -> Self {
+        RawCapacityFloor {
+            enabled: false,
+            min_serving_workers: 5,
+            exit_on_pressure: true,
+            exit_on_hard_ceiling: true,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SpreadKind {
+    /// base + uniform[0, jitter] per worker (gunicorn, unicorn-worker-killer).
+    Random,
+    /// base + worker index * jitter (uWSGI's -delta options).
+    PerWorker,
+}
+
+/// Recycle after a number of requests (gunicorn `max_requests` +
+/// `max_requests_jitter`, uWSGI `max-requests` + `max-requests-delta`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawMaxRequests {
+    pub enabled: bool,
+    pub requests: u64,
+    pub jitter_requests: u64,
+    pub spread: SpreadKind,
+}
+
+impl Default for RawMaxRequests {
+    fn default() -> Self {
+        RawMaxRequests {
+            enabled: false,
+            requests: 1000,
+            jitter_requests: 50,
+            spread: SpreadKind::Random,
+        }
+    }
+}
+
+/// Recycle after a lifetime (uWSGI `max-worker-lifetime` + delta; puma
+/// rolling restarts with splay).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawLifetime {
+    pub enabled: bool,
+    pub max_s: f64,
+    pub jitter_s: f64,
+    pub spread: SpreadKind,
+}
+
+impl Default for RawLifetime {
+    fn default() -> Self {
+        RawLifetime {
+            enabled: false,
+            max_s: 3600.0,
+            jitter_s: 0.0,
+            spread: SpreadKind::Random,
+        }
+    }
+}
+
+/// Leakless: drift over the worker's own boot baseline.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawDrift {
+    pub enabled: bool,
+    pub max_drift_mb: f64,
+    /// Per-worker drift limit = max_drift_mb * (1 +- jitter_fraction).
+    pub jitter_fraction: f64,
+    /// Fraction of each request's growth a GC can free on a breach.
+    pub gc_reclaim_fraction: f64,
+    pub consecutive_violations: u32,
+}
+
+impl Default for RawDrift {
+    fn default() -> Self {
+        RawDrift {
+            enabled: false,
+            max_drift_mb: 64.0,
+            jitter_fraction: 0.1,
+            gc_reclaim_fraction: 0.0,
+            consecutive_violations: 5,
+        }
+    }
+}
+
+/// uWSGI `evil-reload-on-rss`: the master SIGKILLs a worker at this RSS
+/// (checked at each sample): no drain, no gates.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawEvilRss {
+    pub enabled: bool,
+    pub limit_mb: f64,
+}
+
+impl Default for RawEvilRss {
+    fn default() -> Self {
+        RawEvilRss {
+            enabled: false,
+            limit_mb: 700.0,
+        }
+    }
+}
+
+/// puma_worker_killer: every `frequency_s`, if the instance uses more than
+/// `percent_usage` of `container_mb`, its largest worker is asked to go.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawInstanceMemory {
+    pub enabled: bool,
+    pub percent_usage: f64,
+    pub frequency_s: f64,
+}
+
+impl Default for RawInstanceMemory {
+    fn default() -> Self {
+        RawInstanceMemory {
+            enabled: false,
+            percent_usage: 0.98,
+            frequency_s: 5.0,
         }
     }
 }

@@ -3,7 +3,6 @@
 use super::raw::*;
 use super::*;
 use crate::fleet::VelocityDist;
-use crate::policy::SeedsRecycler;
 
 /// A failed check: the dotted key and the reason.
 type Check = Result<(), (String, String)>;
@@ -262,43 +261,29 @@ fn client(c: &RawClient) -> Result<Client, (String, String)> {
 }
 
 fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
-    positive("policy.base_limit_mb", p.base_limit_mb)?;
-    non_negative("policy.jitter_mb", p.jitter_mb)?;
-    if p.jitter_mb >= p.base_limit_mb {
-        fail(
-            "policy.jitter_mb",
-            format!(
-                "jitter {} MB must be below the base limit {} MB",
-                p.jitter_mb, p.base_limit_mb
-            ),
-        )?;
-    }
-    let floor = p.base_limit_mb - p.jitter_mb;
-    if floor <= f.boot_rss_mb {
-        fail(
-            "policy.base_limit_mb",
-            format!(
-                "the lowest jittered limit ({} - {} = {floor} MB) is not above the boot RSS \
-                 ({} MB): workers would recycle at birth",
-                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb
-            ),
-        )?;
-    }
-    finite("policy.hard_limit_mb", p.hard_limit_mb)?;
-    if p.hard_limit_mb < p.base_limit_mb {
-        fail(
-            "policy.hard_limit_mb",
-            format!(
-                "hard ceiling {} MB is below the base limit {} MB",
-                p.hard_limit_mb, p.base_limit_mb
-            ),
-        )?;
-    }
+    limits(p, f)?;
     let sampling = match p.sampling {
         SamplingKind::Timer => {
             positive("policy.tick_s", p.tick_s)?;
+            non_negative("policy.near_limit_fraction", p.near_limit_fraction)?;
+            if p.near_limit_fraction >= 1.0 {
+                fail(
+                    "policy.near_limit_fraction",
+                    "is a fraction of the limit: below 1",
+                )?;
+            }
+            let near = if p.near_limit_fraction > 0.0 {
+                positive("policy.near_tick_s", p.near_tick_s)?;
+                Some((
+                    p.near_limit_fraction,
+                    duration("policy.near_tick_s", p.near_tick_s)?,
+                ))
+            } else {
+                None
+            };
             Sampling::Timer {
                 tick: duration("policy.tick_s", p.tick_s)?,
+                near,
             }
         }
         SamplingKind::Requests => {
@@ -313,33 +298,251 @@ fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
             }
         }
     };
-    duration("policy.cooldown_s", p.cooldown_s)?;
-    duration("policy.pressure_cooldown_s", p.pressure_cooldown_s)?;
-    finite("policy.min_headroom_mb", p.min_headroom_mb)?;
-    non_negative("policy.busy_rps", p.busy_rps)?;
-    duration("policy.defer_max_s", p.defer_max_s)?;
     positive("policy.busy_window_s", p.busy_window_s)?;
     duration("policy.busy_window_s", p.busy_window_s)?;
-    let lease_ttl = if p.lease.enabled {
-        positive("policy.lease.ttl_s", p.lease.ttl_s)?;
-        Some(duration("policy.lease.ttl_s", p.lease.ttl_s)?)
-    } else {
-        None
-    };
+    let (pipeline, lease_ttl, bucket, window) = gates(p)?;
     Ok(Policy {
         base_limit_mb: p.base_limit_mb,
         jitter_mb: p.jitter_mb,
         hard_limit_mb: p.hard_limit_mb,
         sampling,
-        recycler: SeedsRecycler {
-            cooldown_s: p.cooldown_s,
-            pressure_cooldown_s: p.pressure_cooldown_s,
-            min_headroom_mb: p.min_headroom_mb,
-            busy_rps: p.busy_rps,
-            defer_max_s: p.defer_max_s,
-            lease_enabled: p.lease.enabled,
-        },
+        triggers: triggers(p)?,
+        pipeline,
         busy_window_s: p.busy_window_s.ceil() as u64,
         lease_ttl,
+        bucket,
+        window,
     })
+}
+
+/// The jittered limit, the hard ceiling and the runway start-up check.
+fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
+    positive("policy.base_limit_mb", p.base_limit_mb)?;
+    non_negative("policy.jitter_mb", p.jitter_mb)?;
+    if p.jitter_mb >= p.base_limit_mb {
+        fail(
+            "policy.jitter_mb",
+            format!(
+                "jitter {} MB must be below the base limit {} MB",
+                p.jitter_mb, p.base_limit_mb
+            ),
+        )?;
+    }
+    let floor = p.base_limit_mb - p.jitter_mb;
+    if p.rss_trigger && floor <= f.boot_rss_mb {
+        fail(
+            "policy.base_limit_mb",
+            format!(
+                "the lowest jittered limit ({} - {} = {floor} MB) is not above the boot RSS \
+                 ({} MB): workers would recycle at birth",
+                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb
+            ),
+        )?;
+    }
+    non_negative("policy.min_runway_mb", p.min_runway_mb)?;
+    let runway = floor - f.boot_rss_mb;
+    if p.rss_trigger && runway < p.min_runway_mb {
+        fail(
+            "policy.min_runway_mb",
+            format!(
+                "runway {runway} MB = limit floor {floor} MB (base_limit_mb {} - jitter_mb {}) \
+                 - boot_rss_mb {} is below min_runway_mb {}: workers drawing the floor die young",
+                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb, p.min_runway_mb
+            ),
+        )?;
+    }
+    finite("policy.hard_limit_mb", p.hard_limit_mb)?;
+    if p.hard_limit_mb < p.base_limit_mb {
+        fail(
+            "policy.hard_limit_mb",
+            format!(
+                "hard ceiling {} MB is below the base limit {} MB",
+                p.hard_limit_mb, p.base_limit_mb
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+type Gates = (
+    Pipeline,
+    Option<SimTime>,
+    Option<(f64, f64)>,
+    Option<SimTime>,
+);
+
+/// The gate pipeline in the seeds' order, rate gates before the lease.
+fn gates(p: &RawPolicy) -> Result<Gates, (String, String)> {
+    use crate::policy::{Exits, Gate};
+    let exits = |pressure, hard_ceiling| Exits {
+        pressure,
+        hard_ceiling,
+    };
+    duration("policy.cooldown_s", p.cooldown_s)?;
+    duration("policy.pressure_cooldown_s", p.pressure_cooldown_s)?;
+    finite("policy.min_headroom_mb", p.min_headroom_mb)?;
+    let mut gates = vec![Gate::Cooldown {
+        cooldown_s: p.cooldown_s,
+        pressure_cooldown_s: p.pressure_cooldown_s,
+        escalate_on_ceiling: p.escalate_on_ceiling,
+    }];
+    if p.busy_deferral {
+        non_negative("policy.busy_rps", p.busy_rps)?;
+        duration("policy.defer_max_s", p.defer_max_s)?;
+        gates.push(Gate::BusyDeferral {
+            busy_rps: p.busy_rps,
+            defer_max_s: p.defer_max_s,
+        });
+    }
+    let b = &p.token_bucket;
+    let bucket = if b.enabled {
+        positive("policy.token_bucket.rate_per_hour", b.rate_per_hour)?;
+        finite("policy.token_bucket.burst", b.burst)?;
+        if b.burst < 1.0 {
+            fail(
+                "policy.token_bucket.burst",
+                "must be >= 1 (one recycle at a time)",
+            )?;
+        }
+        gates.push(Gate::TokenBucket {
+            exits: exits(b.exit_on_pressure, b.exit_on_hard_ceiling),
+        });
+        Some((b.rate_per_hour, b.burst))
+    } else {
+        None
+    };
+    let w = &p.window_cap;
+    let window = if w.enabled {
+        count(
+            "policy.window_cap.max_recycles",
+            w.max_recycles,
+            1,
+            u32::MAX,
+        )?;
+        positive("policy.window_cap.window_s", w.window_s)?;
+        gates.push(Gate::WindowCap {
+            max_recycles: w.max_recycles,
+            exits: exits(w.exit_on_pressure, w.exit_on_hard_ceiling),
+        });
+        Some(duration("policy.window_cap.window_s", w.window_s)?)
+    } else {
+        None
+    };
+    let c = &p.capacity_floor;
+    if c.enabled {
+        gates.push(Gate::CapacityFloor {
+            min_serving: c.min_serving_workers,
+            exits: exits(c.exit_on_pressure, c.exit_on_hard_ceiling),
+        });
+    }
+    let lease_ttl = if p.lease.enabled {
+        positive("policy.lease.ttl_s", p.lease.ttl_s)?;
+        gates.push(Gate::Lease {
+            exits: exits(p.lease.exit_on_pressure, p.lease.exit_on_hard_ceiling),
+        });
+        Some(duration("policy.lease.ttl_s", p.lease.ttl_s)?)
+    } else {
+        None
+    };
+    let pipeline = Pipeline {
+        gates,
+        min_headroom_mb: p.min_headroom_mb,
+    };
+    Ok((pipeline, lease_ttl, bucket, window))
+}
+
+fn spread(s: SpreadKind) -> crate::policy::trigger::Spread {
+    use crate::policy::trigger::Spread;
+    match s {
+        SpreadKind::Random => Spread::Random,
+        SpreadKind::PerWorker => Spread::PerWorker,
+    }
+}
+
+fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
+    use crate::policy::trigger::{Drift, InstanceMemory, Lifetime, MaxRequests};
+    let m = &p.max_requests;
+    let max_requests = if m.enabled {
+        if m.requests == 0 {
+            fail("policy.max_requests.requests", "must be > 0")?;
+        }
+        Some(MaxRequests {
+            requests: m.requests,
+            jitter: m.jitter_requests,
+            spread: spread(m.spread),
+        })
+    } else {
+        None
+    };
+    let l = &p.lifetime;
+    let lifetime = if l.enabled {
+        positive("policy.lifetime.max_s", l.max_s)?;
+        Some(Lifetime {
+            max: duration("policy.lifetime.max_s", l.max_s)?,
+            jitter: duration("policy.lifetime.jitter_s", l.jitter_s)?,
+            spread: spread(l.spread),
+        })
+    } else {
+        None
+    };
+    let d = &p.drift;
+    let drift = if d.enabled {
+        positive("policy.drift.max_drift_mb", d.max_drift_mb)?;
+        fraction("policy.drift.jitter_fraction", d.jitter_fraction)?;
+        fraction("policy.drift.gc_reclaim_fraction", d.gc_reclaim_fraction)?;
+        count(
+            "policy.drift.consecutive_violations",
+            d.consecutive_violations,
+            1,
+            u32::MAX,
+        )?;
+        Some(Drift {
+            max_drift_mb: d.max_drift_mb,
+            jitter_fraction: d.jitter_fraction,
+            gc_reclaim_fraction: d.gc_reclaim_fraction,
+            consecutive: d.consecutive_violations,
+        })
+    } else {
+        None
+    };
+    let e = &p.evil_rss;
+    let evil_rss_mb = if e.enabled {
+        positive("policy.evil_rss.limit_mb", e.limit_mb)?;
+        Some(e.limit_mb)
+    } else {
+        None
+    };
+    let im = &p.instance_memory;
+    let instance_memory = if im.enabled {
+        positive("policy.instance_memory.percent_usage", im.percent_usage)?;
+        if im.percent_usage > 1.0 {
+            fail(
+                "policy.instance_memory.percent_usage",
+                "is a fraction of container_mb: at most 1",
+            )?;
+        }
+        positive("policy.instance_memory.frequency_s", im.frequency_s)?;
+        Some(InstanceMemory {
+            percent_usage: im.percent_usage,
+            frequency: duration("policy.instance_memory.frequency_s", im.frequency_s)?,
+        })
+    } else {
+        None
+    };
+    Ok(Triggers {
+        rss_limit: p.rss_trigger,
+        drift,
+        max_requests,
+        lifetime,
+        instance_memory,
+        evil_rss_mb,
+    })
+}
+
+fn fraction(key: &str, v: f64) -> Check {
+    non_negative(key, v)?;
+    if v > 1.0 {
+        return fail(key, format!("is a fraction: at most 1, got {v}"));
+    }
+    Ok(())
 }

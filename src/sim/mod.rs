@@ -7,10 +7,11 @@
 //! and `handle` the single exhaustive `match` over events.
 
 mod invariants;
+mod lifecycle;
 mod recycle;
 mod traffic;
 
-use crate::coord::Lease;
+use crate::coord::{Lease, TokenBucket, WindowCap};
 use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
 use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
@@ -41,6 +42,13 @@ pub enum Event {
     BootDone {
         worker: u32,
         generation: u32,
+    },
+    LifetimeDue {
+        worker: u32,
+        generation: u32,
+    },
+    InstanceCheck {
+        instance: u32,
     },
     Timeline,
 }
@@ -86,6 +94,8 @@ pub struct Sim<'s, O: Observer> {
     workers: Vec<Worker>,
     instances: Vec<Instance>,
     lease: Lease,
+    bucket: Option<TokenBucket>,
+    window: Option<WindowCap>,
     streams: Streams,
     arrivals: ArrivalProcess,
     rr_next: usize,
@@ -126,6 +136,11 @@ impl<'s, O: Observer> Sim<'s, O> {
             workers: Vec::with_capacity(sc.fleet.workers()),
             instances,
             lease: Lease::default(),
+            bucket: sc
+                .policy
+                .bucket
+                .map(|(rate, burst)| TokenBucket::new(rate, burst)),
+            window: sc.policy.window.map(WindowCap::new),
             streams: Streams {
                 arrivals: rng::stream(seed, Stream::Arrivals),
                 service: rng::stream(seed, Stream::Service),
@@ -191,6 +206,10 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.on_drain_deadline(t, worker, generation)
             }
             Event::BootDone { worker, generation } => self.on_boot_done(t, worker, generation),
+            Event::LifetimeDue { worker, generation } => {
+                self.on_lifetime_due(t, worker, generation)
+            }
+            Event::InstanceCheck { instance } => self.on_instance_check(t, instance),
             Event::Timeline => self.on_timeline(t),
         }
     }
@@ -209,6 +228,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         for i in 0..self.instances.len() as u32 {
             self.oom_check(SimTime::ZERO, i);
+            if let Some(im) = &self.sc.policy.triggers.instance_memory {
+                self.q
+                    .schedule(im.frequency, Event::InstanceCheck { instance: i });
+            }
         }
         let first = self.arrivals.next_after(
             &self.sc.workload.profile,

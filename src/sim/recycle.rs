@@ -1,199 +1,28 @@
-//! The worker life cycle: spawn, boot, RSS growth, sampling, the recycle
-//! decision, drain, exit, and the kernel's OOM kill.
+//! Triggers and decisions: RSS samples, per-request checks, lifetimes and
+//! instance-memory checks make a worker ask; the policy pipeline answers;
+//! this file applies the answer (spend a token, take the lease, drain).
 
 use super::{Event, Sim};
 use crate::engine::SimTime;
-use crate::engine::rng::{self, Stream, StreamRng, open01};
-use crate::fleet::{Worker, WorkerState};
-use crate::metrics::{
-    EventKind, EventRow, LeaseOutcome, Observer, RecycleRecord,
-    rows::{DecisionFacts, WorkerFacts},
-};
-use crate::policy::{Allow, Decision, Hold, RecycleView};
-use crate::scenario::Sampling;
-
-/// What a freshly forked worker draws: its limit, leak velocity, noise
-/// stream and sampling phase, keyed by (slot, generation) so every policy
-/// sees the same k-th worker of a slot.
-struct Draws {
-    limit_mb: f64,
-    velocity: f64,
-    noise: StreamRng,
-}
-
-/// Caps the warm-start ageing loop (a worker that never reaches its limit).
-const WARM_START_MAX_REQUESTS: u64 = 1_000_000;
+use crate::fleet::WorkerState;
+use crate::metrics::{EventKind, LeaseOutcome, Observer, RecycleRecord, rows::DecisionFacts};
+use crate::policy::trigger::DriftCheck;
+use crate::policy::{Cause, Decision, GateKind, Pass, Verdict, View};
 
 impl<O: Observer> Sim<'_, O> {
-    fn draws(&self, w: u32, generation: u32) -> Draws {
-        let keys = [w as u64, generation as u64];
-        let p = &self.sc.policy;
-        let u = open01(&mut rng::keyed(self.seed, Stream::Jitter, &keys));
-        // Uniform on [base - jitter, base + jitter), whole MB: 500 +- 40 -> 460..539.
-        let limit_mb = (p.base_limit_mb - p.jitter_mb + u * 2.0 * p.jitter_mb).floor();
-        let mut leak_rng = rng::keyed(self.seed, Stream::Leak, &keys);
-        Draws {
-            limit_mb: limit_mb.max(p.base_limit_mb - p.jitter_mb),
-            velocity: self.sc.fleet.leak.velocity.sample(&mut leak_rng),
-            noise: rng::keyed(self.seed, Stream::MemoryNoise, &keys),
-        }
-    }
-
-    fn phase(&self, w: u32, generation: u32, tick: SimTime) -> SimTime {
-        let u = open01(&mut rng::keyed(
-            self.seed,
-            Stream::SamplingPhase,
-            &[w as u64, generation as u64],
-        ));
-        SimTime((u * tick.0 as f64) as u64)
-    }
-
-    /// A generation-0 worker at time zero; with `warm_start` it has already
-    /// served a uniform fraction of the requests that take it to its limit.
-    pub(super) fn initial_worker(&self, w: u32) -> Worker {
-        let f = &self.sc.fleet;
-        let d = self.draws(w, 0);
-        let mut worker = Worker {
-            instance: w / f.workers_per_instance as u32,
-            slot: w % f.workers_per_instance as u32,
-            generation: 0,
-            state: WorkerState::Serving,
-            spawned_at: SimTime::ZERO,
-            rss_mb: f.boot_rss_mb,
-            limit_mb: d.limit_mb,
-            velocity_mb_per_request: d.velocity,
-            warm_left_mb: f.leak.warmup_mb,
-            requests: 0,
-            in_flight: 0,
-            slots: vec![None; f.concurrency],
-            over_limit_since: None,
-            over_ceiling_since: None,
-            rss_changed_at: SimTime::ZERO,
-            noise: d.noise,
-        };
-        if f.warm_start {
-            self.age(&mut worker, w);
-        }
-        worker
-    }
-
-    fn age(&self, worker: &mut Worker, w: u32) {
-        let leak = &self.sc.fleet.leak;
-        let (mut rss, mut warm, mut noise) =
-            (worker.rss_mb, worker.warm_left_mb, worker.noise.clone());
-        let mut to_limit = 0;
-        while rss < worker.limit_mb && to_limit < WARM_START_MAX_REQUESTS {
-            rss += leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise);
-            to_limit += 1;
-        }
-        let u = open01(&mut rng::keyed(self.seed, Stream::WarmStart, &[w as u64]));
-        let served = (u * to_limit as f64) as u64;
-        for _ in 0..served {
-            worker.rss_mb += leak.growth(
-                worker.velocity_mb_per_request,
-                &mut worker.warm_left_mb,
-                &mut worker.noise,
-            );
-        }
-        worker.requests = served;
-    }
-
-    /// Sum of `rss - shared` over the instance's workers, from scratch (kept
-    /// exact at spawns and exits; incremental between).
-    pub(super) fn recompute_private(&mut self, i: u32) {
-        let wpi = self.sc.fleet.workers_per_instance;
-        let first = self.instances[i as usize].first_worker as usize;
-        let shared = self.sc.fleet.shared_mb;
-        self.instances[i as usize].private_mb = self.workers[first..first + wpi]
-            .iter()
-            .map(|w| w.rss_mb - shared)
-            .sum();
-    }
-
-    pub(super) fn on_boot_done(&mut self, t: SimTime, w: u32, generation: u32) {
-        let worker = &self.workers[w as usize];
-        if worker.generation != generation || worker.state != WorkerState::Booting {
-            return;
-        }
-        self.set_state(t, w, WorkerState::Serving);
-        self.after_boot(t, w);
-    }
-
-    /// A worker starts serving: first sample, then fill its slots.
-    pub(super) fn after_boot(&mut self, t: SimTime, w: u32) {
-        let generation = self.workers[w as usize].generation;
-        if let Sampling::Timer { tick } = self.sc.policy.sampling {
-            let at = t + self.phase(w, generation, tick);
-            self.q.schedule(
-                at,
-                Event::Sample {
-                    worker: w,
-                    generation,
-                },
-            );
-        }
-        let i = self.workers[w as usize].instance;
-        for slot in 0..self.sc.fleet.concurrency as u32 {
-            match self.next_from_backlog(t, i) {
-                Some(req) => self.start_service(t, w, slot, req),
-                None => self.instances[i as usize].idle.push_back((w, generation)),
-            }
-        }
-    }
-
-    /// One served request's worth of RSS growth.
-    pub(super) fn grow(&mut self, t: SimTime, w: u32) {
-        let leak = &self.sc.fleet.leak;
-        let worker = &mut self.workers[w as usize];
-        let d = leak.growth(
-            worker.velocity_mb_per_request,
-            &mut worker.warm_left_mb,
-            &mut worker.noise,
-        );
-        if d > 0.0 {
-            let rss = self.workers[w as usize].rss_mb + d;
-            self.set_rss(t, w, rss);
-        }
-    }
-
-    fn set_rss(&mut self, t: SimTime, w: u32, rss: f64) {
-        let hard = self.sc.policy.hard_limit_mb;
-        let worker = &mut self.workers[w as usize];
-        let old = worker.rss_mb;
-        if old > hard {
-            self.m.overshoot_mb_us += (old - hard) * (t - worker.rss_changed_at).0 as f64;
-        }
-        worker.rss_changed_at = t;
-        worker.rss_mb = rss;
-        if rss >= hard && worker.over_ceiling_since.is_none() {
-            worker.over_ceiling_since = Some(t);
-        }
-        self.instances[worker.instance as usize].private_mb += rss - old;
-        self.m.max_rss_mb = self.m.max_rss_mb.max(rss);
-        self.m.max_overshoot_mb = self.m.max_overshoot_mb.max(rss - hard);
-    }
-
-    /// Closes the overshoot integral and the over-ceiling dwell at `t`.
-    pub(super) fn close_rss_accounting(&mut self, t: SimTime, w: u32) {
-        let hard = self.sc.policy.hard_limit_mb;
-        let worker = &mut self.workers[w as usize];
-        if worker.rss_mb > hard {
-            self.m.overshoot_mb_us += (worker.rss_mb - hard) * (t - worker.rss_changed_at).0 as f64;
-        }
-        worker.rss_changed_at = t;
-        if let Some(since) = worker.over_ceiling_since {
-            self.m.over_ceiling_dwell_max = self.m.over_ceiling_dwell_max.max(t - since);
-        }
-    }
-
     pub(super) fn on_sample(&mut self, t: SimTime, w: u32, generation: u32) {
         let worker = &self.workers[w as usize];
         if worker.generation != generation || worker.state != WorkerState::Serving {
             return;
         }
-        if let Sampling::Timer { tick } = self.sc.policy.sampling {
+        let next = self
+            .sc
+            .policy
+            .sampling
+            .next_delay(worker.rss_mb, worker.limit_mb);
+        if let Some((delay, _near)) = next {
             self.q.schedule(
-                t + tick,
+                t + delay,
                 Event::Sample {
                     worker: w,
                     generation,
@@ -203,72 +32,178 @@ impl<O: Observer> Sim<'_, O> {
         self.sample(t, w);
     }
 
-    fn view(&self, t: SimTime, w: u32, over_since: SimTime) -> RecycleView {
+    /// An RSS sample: the master's evil kill, the RSS trigger, or a trigger
+    /// that asked before and was held.
+    pub(super) fn sample(&mut self, t: SimTime, w: u32) {
         let worker = &self.workers[w as usize];
-        let inst = &self.instances[worker.instance as usize];
-        RecycleView {
+        let triggers = &self.sc.policy.triggers;
+        if triggers
+            .evil_rss_mb
+            .is_some_and(|evil| worker.rss_mb >= evil)
+        {
+            self.evil_kill(t, w);
+        } else if triggers.rss_limit && worker.rss_mb >= worker.limit_mb {
+            self.ask(t, w, Cause::RssLimit);
+        } else if let Some(cause) = worker.wants {
+            self.ask(t, w, cause);
+        }
+    }
+
+    /// The checks a worker runs after each request it serves.
+    pub(super) fn after_request(&mut self, t: SimTime, w: u32) {
+        if self.sc.policy.triggers.drift.is_some() && self.drift_check(t, w) {
+            self.ask(t, w, Cause::Drift);
+        }
+        let worker = &self.workers[w as usize];
+        if worker.state == WorkerState::Serving && worker.requests >= worker.max_requests {
+            self.ask(t, w, Cause::MaxRequests);
+        }
+        if let crate::policy::Sampling::EveryRequests { n } = self.sc.policy.sampling {
+            let worker = &self.workers[w as usize];
+            if worker.state == WorkerState::Serving && worker.requests.is_multiple_of(n) {
+                self.sample(t, w);
+            }
+        }
+    }
+
+    /// Leakless: over the drift limit, collect garbage and look again;
+    /// returns whether the violation streak reached its threshold.
+    fn drift_check(&mut self, t: SimTime, w: u32) -> bool {
+        let drift = self
+            .sc
+            .policy
+            .triggers
+            .drift
+            .as_ref()
+            .expect("drift trigger on");
+        let worker = &self.workers[w as usize];
+        let over = worker.rss_mb - self.sc.fleet.boot_rss_mb;
+        match drift.check(over, worker.drift_limit_mb, worker.garbage_mb) {
+            DriftCheck::Ok => self.workers[w as usize].violations = 0,
+            DriftCheck::Collected {
+                freed_mb,
+                still_over,
+            } => {
+                let rss = (worker.rss_mb - freed_mb).max(self.sc.fleet.boot_rss_mb);
+                self.set_rss(t, w, rss);
+                let worker = &mut self.workers[w as usize];
+                worker.garbage_mb = 0.0;
+                worker.violations = if still_over { worker.violations + 1 } else { 0 };
+            }
+        }
+        self.workers[w as usize].violations >= drift.consecutive
+    }
+
+    pub(super) fn on_lifetime_due(&mut self, t: SimTime, w: u32, generation: u32) {
+        let worker = &mut self.workers[w as usize];
+        if worker.generation != generation {
+            return;
+        }
+        match worker.state {
+            WorkerState::Serving => self.ask(t, w, Cause::Lifetime),
+            // Still booting: it asks at its first sample.
+            WorkerState::Booting => worker.wants = Some(Cause::Lifetime),
+            WorkerState::Draining => {}
+        }
+    }
+
+    /// puma_worker_killer's check: over the fraction, the largest worker asks.
+    pub(super) fn on_instance_check(&mut self, t: SimTime, i: u32) {
+        let im = self
+            .sc
+            .policy
+            .triggers
+            .instance_memory
+            .as_ref()
+            .expect("trigger on");
+        self.q
+            .schedule(t + im.frequency, Event::InstanceCheck { instance: i });
+        let usage = self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb);
+        if usage <= im.percent_usage * self.sc.fleet.container_mb {
+            return;
+        }
+        let first = self.instances[i as usize].first_worker;
+        let ws = first..first + self.sc.fleet.workers_per_instance as u32;
+        if let Some(w) = self.largest_worker(ws, |w| w.state == WorkerState::Serving) {
+            self.ask(t, w, Cause::InstanceMemory);
+        }
+    }
+
+    /// uWSGI `evil-reload-on-rss`: SIGKILL from the master, no gates, no drain.
+    fn evil_kill(&mut self, t: SimTime, w: u32) {
+        let i = self.workers[w as usize].instance;
+        self.m.evil_kills += 1;
+        let mut facts = self.kill_facts(t, i, "evil_kill");
+        facts.cause = Some(Cause::EvilRss);
+        self.worker_row(t, w, EventKind::EvilKill, Some(facts));
+        self.kill_in_flight(t, w);
+        self.exit(t, w);
+    }
+
+    fn view(&mut self, t: SimTime, w: u32, since: SimTime) -> View {
+        let worker = &self.workers[w as usize];
+        let i = worker.instance as usize;
+        let serving_after = self.counts.serving - (worker.state == WorkerState::Serving) as u32;
+        View {
             rss_mb: worker.rss_mb,
             hard_limit_mb: self.sc.policy.hard_limit_mb,
             headroom_mb: self.headroom(worker.instance),
-            last_recycle_age_s: inst.last_recycle.map(|s| (t - s).as_secs_f64()),
-            instance_rps: inst.arrivals.rate(t),
-            over_limit_age_s: (t - over_since).as_secs_f64(),
+            last_recycle_age_s: self.instances[i]
+                .last_recycle
+                .map(|s| (t - s).as_secs_f64()),
+            instance_rps: self.instances[i].arrivals.rate(t),
+            over_limit_age_s: (t - since).as_secs_f64(),
             lease_free: self.lease.is_free(t),
+            bucket_has_token: self.bucket.as_mut().is_none_or(|b| b.has_token(t)),
+            window_count: self.window.as_mut().map_or(0, |c| c.count(t)),
+            serving_after,
         }
     }
 
-    pub(super) fn headroom(&self, i: u32) -> f64 {
-        self.sc.fleet.container_mb - self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb)
-    }
-
-    /// An RSS sample: over the limit, ask the policy and apply its answer.
-    pub(super) fn sample(&mut self, t: SimTime, w: u32) {
-        let worker = &mut self.workers[w as usize];
-        if worker.rss_mb < worker.limit_mb {
+    /// A trigger fired: ask the pipeline, apply the answer.
+    fn ask(&mut self, t: SimTime, w: u32, cause: Cause) {
+        if self.workers[w as usize].state != WorkerState::Serving {
             return;
         }
-        let since = *worker.over_limit_since.get_or_insert(t);
+        let since = *self.workers[w as usize].wants_since.get_or_insert(t);
         let view = self.view(t, w, since);
-        let recycler = &self.sc.policy.recycler;
-        let decision = recycler.decide(&view);
-        let (lease, branch) = match decision {
-            Decision::Recycle(a) => (
-                match a {
-                    Allow::LeaseAcquired => LeaseOutcome::Acquired,
-                    Allow::BypassPressure => LeaseOutcome::BypassedPressure,
-                    Allow::BypassHardCeiling => LeaseOutcome::BypassedHardCeiling,
-                    Allow::NoLease => LeaseOutcome::None,
-                },
-                a.label(),
-            ),
-            Decision::Hold(Hold::LeaseHeld) => (LeaseOutcome::Held, Hold::LeaseHeld.label()),
-            Decision::Hold(h) => (LeaseOutcome::None, h.label()),
-        };
+        let decision = self.sc.policy.pipeline.decide(&view);
         let facts = DecisionFacts {
-            pressure: recycler.pressure(&view),
+            pressure: decision.pressure,
             headroom_mb: view.headroom_mb,
-            lease,
-            branch,
+            lease: lease_outcome(&decision),
+            branch: decision.branch(),
+            cause: Some(cause),
             last_recycle_age_s: view.last_recycle_age_s,
         };
-        match decision {
-            Decision::Recycle(allow) => self.recycle(t, w, allow, facts),
-            Decision::Hold(h) => {
+        match decision.verdict {
+            Verdict::Recycle => self.recycle(t, w, cause, &decision, facts),
+            Verdict::Hold(h) => {
+                self.workers[w as usize].wants = Some(cause);
                 self.m.hold(h);
                 self.worker_row(t, w, EventKind::RecycleHeld, Some(facts));
             }
         }
     }
 
-    fn recycle(&mut self, t: SimTime, w: u32, allow: Allow, facts: DecisionFacts) {
-        if allow == Allow::LeaseAcquired {
-            let ttl = self
-                .sc
-                .policy
-                .lease_ttl
-                .expect("LeaseAcquired needs a lease");
-            let took = self.lease.try_acquire(t, ttl, w);
-            assert!(took, "the policy saw a free lease that was not free");
+    /// Applies an allowed recycle: spend what the gates grant, stamp the
+    /// instance's cooldown, record, drain.
+    fn recycle(&mut self, t: SimTime, w: u32, cause: Cause, d: &Decision, facts: DecisionFacts) {
+        if d.passes.of(GateKind::Lease) == Some(Pass::Open) {
+            let ttl = self.sc.policy.lease_ttl.expect("a lease gate has a TTL");
+            assert!(
+                self.lease.try_acquire(t, ttl, w),
+                "the policy saw a free lease"
+            );
+        }
+        if d.passes.of(GateKind::TokenBucket) == Some(Pass::Open) {
+            self.bucket
+                .as_mut()
+                .expect("a bucket gate has a bucket")
+                .take(t);
+        }
+        if let Some(window) = self.window.as_mut() {
+            window.record(t);
         }
         let worker = &self.workers[w as usize];
         let i = worker.instance;
@@ -279,149 +214,23 @@ impl<O: Observer> Sim<'_, O> {
             requests: worker.requests,
             margin_mb: worker.rss_mb - worker.limit_mb,
             rss_mb: worker.rss_mb,
-            pressure: facts.pressure,
-            allow,
+            pressure: d.pressure,
+            cause,
+            passes: d.passes,
         });
         self.step.recycles += 1;
         self.worker_row(t, w, EventKind::WorkerRecycled, Some(facts));
         self.begin_drain(t, w);
     }
+}
 
-    fn begin_drain(&mut self, t: SimTime, w: u32) {
-        self.set_state(t, w, WorkerState::Draining);
-        let worker = &self.workers[w as usize];
-        if worker.in_flight == 0 {
-            self.exit(t, w);
-        } else {
-            let generation = worker.generation;
-            self.q.schedule(
-                t + self.sc.fleet.graceful_timeout,
-                Event::DrainDeadline {
-                    worker: w,
-                    generation,
-                },
-            );
-        }
-    }
-
-    pub(super) fn on_drain_deadline(&mut self, t: SimTime, w: u32, generation: u32) {
-        let worker = &self.workers[w as usize];
-        if worker.generation != generation || worker.state != WorkerState::Draining {
-            return;
-        }
-        self.m.drain_kills += 1;
-        self.worker_row(t, w, EventKind::DrainKilled, None);
-        self.kill_in_flight(t, w);
-        self.exit(t, w);
-    }
-
-    /// Fails every request in flight on `w` with a connection reset.
-    fn kill_in_flight(&mut self, t: SimTime, w: u32) {
-        let i = self.workers[w as usize].instance;
-        for slot in 0..self.sc.fleet.concurrency {
-            if let Some(req) = self.workers[w as usize].slots[slot].take() {
-                self.workers[w as usize].in_flight -= 1;
-                self.instances[i as usize].outstanding -= 1;
-                self.connection_error(t, i, req);
-            }
-        }
-    }
-
-    /// The process exits: its connections go stale for the client, and the
-    /// master forks a replacement, which boots before it serves.
-    pub(super) fn exit(&mut self, t: SimTime, w: u32) {
-        debug_assert_eq!(self.workers[w as usize].in_flight, 0);
-        self.close_rss_accounting(t, w);
-        let i = self.workers[w as usize].instance;
-        let stale_until = t + self.sc.client.stale_window;
-        for _ in 0..self.sc.client.keepalive_conns_per_worker {
-            self.instances[i as usize]
-                .stale_conns
-                .push_back(stale_until);
-        }
-        self.set_state(t, w, WorkerState::Booting);
-        let generation = self.workers[w as usize].generation + 1;
-        let d = self.draws(w, generation);
-        let f = &self.sc.fleet;
-        let worker = &mut self.workers[w as usize];
-        worker.generation = generation;
-        worker.spawned_at = t;
-        worker.rss_mb = f.boot_rss_mb;
-        worker.limit_mb = d.limit_mb;
-        worker.velocity_mb_per_request = d.velocity;
-        worker.warm_left_mb = f.leak.warmup_mb;
-        worker.requests = 0;
-        worker.over_limit_since = None;
-        worker.over_ceiling_since = None;
-        worker.rss_changed_at = t;
-        worker.noise = d.noise;
-        self.recompute_private(i);
-        self.q.schedule(
-            t + f.boot,
-            Event::BootDone {
-                worker: w,
-                generation,
-            },
-        );
-        self.oom_check(t, i);
-    }
-
-    /// The kernel: while the instance is over its cgroup limit, SIGKILL the
-    /// largest worker. Returns whether anything was killed.
-    pub(super) fn oom_check(&mut self, t: SimTime, i: u32) -> bool {
-        let wpi = self.sc.fleet.workers_per_instance;
-        let first = self.instances[i as usize].first_worker;
-        let mut kills = 0;
-        while self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb)
-            > self.sc.fleet.container_mb
-        {
-            assert!(
-                kills < 2 * wpi,
-                "OOM loop on instance {i}: usage cannot fit"
-            );
-            let victim = (first..first + wpi as u32)
-                .max_by(|a, b| {
-                    let (ra, rb) = (
-                        self.workers[*a as usize].rss_mb,
-                        self.workers[*b as usize].rss_mb,
-                    );
-                    ra.total_cmp(&rb).then(b.cmp(a))
-                })
-                .expect("an instance has workers");
-            self.m.oom_kills += 1;
-            let facts = DecisionFacts {
-                pressure: true,
-                headroom_mb: self.headroom(i),
-                lease: LeaseOutcome::None,
-                branch: "oom_kill",
-                last_recycle_age_s: self.instances[i as usize]
-                    .last_recycle
-                    .map(|s| (t - s).as_secs_f64()),
-            };
-            self.worker_row(t, victim, EventKind::OomKill, Some(facts));
-            self.kill_in_flight(t, victim);
-            self.exit(t, victim);
-            kills += 1;
-        }
-        kills > 0
-    }
-
-    fn worker_row(&mut self, t: SimTime, w: u32, kind: EventKind, decision: Option<DecisionFacts>) {
-        let worker = &self.workers[w as usize];
-        let row = EventRow {
-            t,
-            kind,
-            instance: worker.instance,
-            worker: Some(WorkerFacts {
-                slot: worker.slot,
-                generation: worker.generation,
-                rss_mb: worker.rss_mb,
-                limit_mb: worker.limit_mb,
-                requests: worker.requests,
-            }),
-            decision,
-            latency_ms: None,
-        };
-        self.obs.event(&row);
+/// The `lease` column: what the lease gate said, if the worker reached it.
+fn lease_outcome(d: &Decision) -> LeaseOutcome {
+    match (d.verdict, d.passes.of(GateKind::Lease)) {
+        (Verdict::Hold(crate::policy::Hold::LeaseHeld), _) => LeaseOutcome::Held,
+        (_, Some(Pass::Open)) => LeaseOutcome::Acquired,
+        (_, Some(Pass::ExitPressure)) => LeaseOutcome::BypassedPressure,
+        (_, Some(Pass::ExitHardCeiling)) => LeaseOutcome::BypassedHardCeiling,
+        _ => LeaseOutcome::None,
     }
 }

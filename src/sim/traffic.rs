@@ -167,10 +167,9 @@ impl<O: Observer> Sim<'_, O> {
         if self.oom_check(t, i) && self.workers[w as usize].generation != generation {
             return; // this worker was the OOM victim
         }
-        if let crate::scenario::Sampling::EveryRequests { n } = self.sc.policy.sampling
-            && self.workers[w as usize].requests.is_multiple_of(n)
-        {
-            self.sample(t, w);
+        self.after_request(t, w);
+        if self.workers[w as usize].generation != generation {
+            return; // a trigger recycled the idle worker and it exited at once
         }
         self.slot_freed(t, w, slot);
     }

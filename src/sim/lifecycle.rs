@@ -1,0 +1,408 @@
+//! The worker life cycle: spawn, boot, RSS growth, drain, exit, and the
+//! kernel's OOM kill.
+
+use super::{Event, Sim};
+use crate::engine::SimTime;
+use crate::engine::rng::{self, Stream, StreamRng, open01};
+use crate::fleet::{Worker, WorkerState};
+use crate::metrics::{
+    EventKind, EventRow, LeaseOutcome, Observer,
+    rows::{DecisionFacts, WorkerFacts},
+};
+
+/// What a freshly forked worker draws, keyed by (slot, generation) so every
+/// policy sees the same k-th worker of a slot (common random numbers).
+struct Draws {
+    limit_mb: f64,
+    velocity: f64,
+    noise: StreamRng,
+    max_requests: u64,
+    drift_limit_mb: f64,
+    lifetime: Option<SimTime>,
+}
+
+/// Caps the warm-start ageing loop (a worker that never reaches its limit).
+const WARM_START_MAX_REQUESTS: u64 = 1_000_000;
+
+impl<O: Observer> Sim<'_, O> {
+    fn draws(&self, w: u32, generation: u32) -> Draws {
+        let keys = [w as u64, generation as u64];
+        let p = &self.sc.policy;
+        let slot = w % self.sc.fleet.workers_per_instance as u32;
+        let u = open01(&mut rng::keyed(self.seed, Stream::Jitter, &keys));
+        // Uniform on [base - jitter, base + jitter), whole MB: 500 +- 40 -> 460..539.
+        let limit_mb = (p.base_limit_mb - p.jitter_mb + u * 2.0 * p.jitter_mb).floor();
+        let mut leak_rng = rng::keyed(self.seed, Stream::Leak, &keys);
+        let mut trig = rng::keyed(self.seed, Stream::Trigger, &keys);
+        let (u_req, u_drift, u_life) = (open01(&mut trig), open01(&mut trig), open01(&mut trig));
+        let t = &p.triggers;
+        Draws {
+            limit_mb: limit_mb.max(p.base_limit_mb - p.jitter_mb),
+            velocity: self.sc.fleet.leak.velocity.sample(&mut leak_rng),
+            noise: rng::keyed(self.seed, Stream::MemoryNoise, &keys),
+            max_requests: t
+                .max_requests
+                .as_ref()
+                .map_or(u64::MAX, |m| m.limit(slot, u_req)),
+            drift_limit_mb: t.drift.as_ref().map_or(f64::INFINITY, |d| d.limit(u_drift)),
+            lifetime: t.lifetime.as_ref().map(|l| l.of(slot, u_life)),
+        }
+    }
+
+    fn phase(&self, w: u32, generation: u32, tick: SimTime) -> SimTime {
+        let u = open01(&mut rng::keyed(
+            self.seed,
+            Stream::SamplingPhase,
+            &[w as u64, generation as u64],
+        ));
+        SimTime((u * tick.0 as f64) as u64)
+    }
+
+    /// A generation-0 worker at time zero; with `warm_start` it has already
+    /// served a uniform fraction of the requests that take it to its limit.
+    pub(super) fn initial_worker(&mut self, w: u32) -> Worker {
+        let f = &self.sc.fleet;
+        let d = self.draws(w, 0);
+        let mut worker = Worker {
+            instance: w / f.workers_per_instance as u32,
+            slot: w % f.workers_per_instance as u32,
+            generation: 0,
+            state: WorkerState::Serving,
+            spawned_at: SimTime::ZERO,
+            rss_mb: f.boot_rss_mb,
+            limit_mb: d.limit_mb,
+            velocity_mb_per_request: d.velocity,
+            warm_left_mb: f.leak.warmup_mb,
+            requests: 0,
+            in_flight: 0,
+            slots: vec![None; f.concurrency],
+            wants_since: None,
+            wants: None,
+            max_requests: d.max_requests,
+            drift_limit_mb: d.drift_limit_mb,
+            garbage_mb: 0.0,
+            violations: 0,
+            over_ceiling_since: None,
+            rss_changed_at: SimTime::ZERO,
+            noise: d.noise,
+        };
+        if f.warm_start {
+            self.age(&mut worker, w);
+        }
+        if let Some(life) = d.lifetime {
+            // A warm worker is part-way through its life as well.
+            let u = open01(&mut rng::keyed(
+                self.seed,
+                Stream::WarmStart,
+                &[w as u64, 1],
+            ));
+            let left = if f.warm_start {
+                SimTime((u * life.0 as f64) as u64)
+            } else {
+                life
+            };
+            self.q.schedule(
+                left,
+                Event::LifetimeDue {
+                    worker: w,
+                    generation: 0,
+                },
+            );
+        }
+        worker
+    }
+
+    fn age(&self, worker: &mut Worker, w: u32) {
+        let leak = &self.sc.fleet.leak;
+        let (mut rss, mut warm, mut noise) =
+            (worker.rss_mb, worker.warm_left_mb, worker.noise.clone());
+        let limit = worker
+            .limit_mb
+            .min(self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
+        let mut to_limit = 0;
+        while rss < limit && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
+            rss += leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise);
+            to_limit += 1;
+        }
+        let u = open01(&mut rng::keyed(self.seed, Stream::WarmStart, &[w as u64]));
+        let served = (u * to_limit as f64) as u64;
+        for _ in 0..served {
+            worker.rss_mb += leak.growth(
+                worker.velocity_mb_per_request,
+                &mut worker.warm_left_mb,
+                &mut worker.noise,
+            );
+        }
+        worker.requests = served;
+    }
+
+    /// Sum of `rss - shared` over the instance's workers, from scratch (kept
+    /// exact at spawns and exits; incremental between).
+    pub(super) fn recompute_private(&mut self, i: u32) {
+        let wpi = self.sc.fleet.workers_per_instance;
+        let first = self.instances[i as usize].first_worker as usize;
+        let shared = self.sc.fleet.shared_mb;
+        self.instances[i as usize].private_mb = self.workers[first..first + wpi]
+            .iter()
+            .map(|w| w.rss_mb - shared)
+            .sum();
+    }
+
+    pub(super) fn on_boot_done(&mut self, t: SimTime, w: u32, generation: u32) {
+        let worker = &self.workers[w as usize];
+        if worker.generation != generation || worker.state != WorkerState::Booting {
+            return;
+        }
+        self.set_state(t, w, WorkerState::Serving);
+        self.after_boot(t, w);
+    }
+
+    /// A worker starts serving: first sample, then fill its slots.
+    pub(super) fn after_boot(&mut self, t: SimTime, w: u32) {
+        let generation = self.workers[w as usize].generation;
+        if let Some((tick, _)) = self.sc.policy.sampling.next_delay(0.0, f64::INFINITY) {
+            let at = t + self.phase(w, generation, tick);
+            self.q.schedule(
+                at,
+                Event::Sample {
+                    worker: w,
+                    generation,
+                },
+            );
+        }
+        let i = self.workers[w as usize].instance;
+        for slot in 0..self.sc.fleet.concurrency as u32 {
+            match self.next_from_backlog(t, i) {
+                Some(req) => self.start_service(t, w, slot, req),
+                None => self.instances[i as usize].idle.push_back((w, generation)),
+            }
+        }
+    }
+
+    /// One served request's worth of RSS growth.
+    pub(super) fn grow(&mut self, t: SimTime, w: u32) {
+        let leak = &self.sc.fleet.leak;
+        let worker = &mut self.workers[w as usize];
+        let d = leak.growth(
+            worker.velocity_mb_per_request,
+            &mut worker.warm_left_mb,
+            &mut worker.noise,
+        );
+        if let Some(drift) = &self.sc.policy.triggers.drift {
+            worker.garbage_mb += d * drift.gc_reclaim_fraction;
+        }
+        if d > 0.0 {
+            let rss = self.workers[w as usize].rss_mb + d;
+            self.set_rss(t, w, rss);
+        }
+    }
+
+    pub(super) fn set_rss(&mut self, t: SimTime, w: u32, rss: f64) {
+        let hard = self.sc.policy.hard_limit_mb;
+        let worker = &mut self.workers[w as usize];
+        let old = worker.rss_mb;
+        if old > hard {
+            self.m.overshoot_mb_us += (old - hard) * (t - worker.rss_changed_at).0 as f64;
+        }
+        worker.rss_changed_at = t;
+        worker.rss_mb = rss;
+        if rss >= hard && worker.over_ceiling_since.is_none() {
+            worker.over_ceiling_since = Some(t);
+        }
+        self.instances[worker.instance as usize].private_mb += rss - old;
+        self.m.max_rss_mb = self.m.max_rss_mb.max(rss);
+        self.m.max_overshoot_mb = self.m.max_overshoot_mb.max(rss - hard);
+    }
+
+    /// Closes the overshoot integral and the over-ceiling dwell at `t`.
+    pub(super) fn close_rss_accounting(&mut self, t: SimTime, w: u32) {
+        let hard = self.sc.policy.hard_limit_mb;
+        let worker = &mut self.workers[w as usize];
+        if worker.rss_mb > hard {
+            self.m.overshoot_mb_us += (worker.rss_mb - hard) * (t - worker.rss_changed_at).0 as f64;
+        }
+        worker.rss_changed_at = t;
+        if let Some(since) = worker.over_ceiling_since {
+            self.m.over_ceiling_dwell_max = self.m.over_ceiling_dwell_max.max(t - since);
+        }
+    }
+
+    pub(super) fn begin_drain(&mut self, t: SimTime, w: u32) {
+        self.set_state(t, w, WorkerState::Draining);
+        let worker = &self.workers[w as usize];
+        if worker.in_flight == 0 {
+            self.exit(t, w);
+        } else {
+            let generation = worker.generation;
+            self.q.schedule(
+                t + self.sc.fleet.graceful_timeout,
+                Event::DrainDeadline {
+                    worker: w,
+                    generation,
+                },
+            );
+        }
+    }
+
+    pub(super) fn on_drain_deadline(&mut self, t: SimTime, w: u32, generation: u32) {
+        let worker = &self.workers[w as usize];
+        if worker.generation != generation || worker.state != WorkerState::Draining {
+            return;
+        }
+        self.m.drain_kills += 1;
+        self.worker_row(t, w, EventKind::DrainKilled, None);
+        self.kill_in_flight(t, w);
+        self.exit(t, w);
+    }
+
+    /// Fails every request in flight on `w` with a connection reset.
+    pub(super) fn kill_in_flight(&mut self, t: SimTime, w: u32) {
+        let i = self.workers[w as usize].instance;
+        for slot in 0..self.sc.fleet.concurrency {
+            if let Some(req) = self.workers[w as usize].slots[slot].take() {
+                self.workers[w as usize].in_flight -= 1;
+                self.instances[i as usize].outstanding -= 1;
+                self.connection_error(t, i, req);
+            }
+        }
+    }
+
+    /// The process exits: its connections go stale for the client, and the
+    /// master forks a replacement, which boots before it serves.
+    pub(super) fn exit(&mut self, t: SimTime, w: u32) {
+        debug_assert_eq!(self.workers[w as usize].in_flight, 0);
+        self.close_rss_accounting(t, w);
+        let i = self.workers[w as usize].instance;
+        let stale_until = t + self.sc.client.stale_window;
+        for _ in 0..self.sc.client.keepalive_conns_per_worker {
+            self.instances[i as usize]
+                .stale_conns
+                .push_back(stale_until);
+        }
+        self.set_state(t, w, WorkerState::Booting);
+        let generation = self.workers[w as usize].generation + 1;
+        let d = self.draws(w, generation);
+        let f = &self.sc.fleet;
+        let worker = &mut self.workers[w as usize];
+        worker.generation = generation;
+        worker.spawned_at = t;
+        worker.rss_mb = f.boot_rss_mb;
+        worker.limit_mb = d.limit_mb;
+        worker.velocity_mb_per_request = d.velocity;
+        worker.warm_left_mb = f.leak.warmup_mb;
+        worker.requests = 0;
+        worker.wants_since = None;
+        worker.wants = None;
+        worker.max_requests = d.max_requests;
+        worker.drift_limit_mb = d.drift_limit_mb;
+        worker.garbage_mb = 0.0;
+        worker.violations = 0;
+        worker.over_ceiling_since = None;
+        worker.rss_changed_at = t;
+        worker.noise = d.noise;
+        self.recompute_private(i);
+        self.q.schedule(
+            t + f.boot,
+            Event::BootDone {
+                worker: w,
+                generation,
+            },
+        );
+        if let Some(life) = d.lifetime {
+            self.q.schedule(
+                t + life,
+                Event::LifetimeDue {
+                    worker: w,
+                    generation,
+                },
+            );
+        }
+        self.oom_check(t, i);
+    }
+
+    /// The kernel: while the instance is over its cgroup limit, SIGKILL the
+    /// largest worker. Returns whether anything was killed.
+    pub(super) fn oom_check(&mut self, t: SimTime, i: u32) -> bool {
+        let wpi = self.sc.fleet.workers_per_instance;
+        let first = self.instances[i as usize].first_worker;
+        let mut kills = 0;
+        while self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb)
+            > self.sc.fleet.container_mb
+        {
+            assert!(
+                kills < 2 * wpi,
+                "OOM loop on instance {i}: usage cannot fit"
+            );
+            let victim = self
+                .largest_worker(first..first + wpi as u32, |_| true)
+                .expect("an instance has workers");
+            self.m.oom_kills += 1;
+            let facts = self.kill_facts(t, i, "oom_kill");
+            self.worker_row(t, victim, EventKind::OomKill, Some(facts));
+            self.kill_in_flight(t, victim);
+            self.exit(t, victim);
+            kills += 1;
+        }
+        kills > 0
+    }
+
+    /// The worker with the most RSS among `ws` that `keep` accepts; ties go
+    /// to the lowest index.
+    pub(super) fn largest_worker(
+        &self,
+        ws: std::ops::Range<u32>,
+        keep: impl Fn(&Worker) -> bool,
+    ) -> Option<u32> {
+        ws.filter(|&w| keep(&self.workers[w as usize]))
+            .max_by(|a, b| {
+                let (ra, rb) = (
+                    self.workers[*a as usize].rss_mb,
+                    self.workers[*b as usize].rss_mb,
+                );
+                ra.total_cmp(&rb).then(b.cmp(a))
+            })
+    }
+
+    /// The facts row of a kill that no policy decided (OOM, evil RSS).
+    pub(super) fn kill_facts(&self, t: SimTime, i: u32, branch: &str) -> DecisionFacts {
+        DecisionFacts {
+            pressure: self.headroom(i) < self.sc.policy.pipeline.min_headroom_mb,
+            headroom_mb: self.headroom(i),
+            lease: LeaseOutcome::None,
+            branch: branch.to_string(),
+            cause: None,
+            last_recycle_age_s: self.instances[i as usize]
+                .last_recycle
+                .map(|s| (t - s).as_secs_f64()),
+        }
+    }
+
+    pub(super) fn headroom(&self, i: u32) -> f64 {
+        self.sc.fleet.container_mb - self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb)
+    }
+
+    pub(super) fn worker_row(
+        &mut self,
+        t: SimTime,
+        w: u32,
+        kind: EventKind,
+        decision: Option<DecisionFacts>,
+    ) {
+        let worker = &self.workers[w as usize];
+        let row = EventRow {
+            t,
+            kind,
+            instance: worker.instance,
+            worker: Some(WorkerFacts {
+                slot: worker.slot,
+                generation: worker.generation,
+                rss_mb: worker.rss_mb,
+                limit_mb: worker.limit_mb,
+                requests: worker.requests,
+            }),
+            decision,
+            latency_ms: None,
+        };
+        self.obs.event(&row);
+    }
+}
