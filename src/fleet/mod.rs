@@ -19,6 +19,9 @@ pub enum WorkerState {
     Serving,
     /// Told to exit: finishes in-flight requests, takes no new ones.
     Draining,
+    /// A spare slot with no process (spawn-then-exit keeps one per worker
+    /// for the successor that boots beside it).
+    Dead,
 }
 
 /// One attempt of a client request inside the fleet.
@@ -65,6 +68,10 @@ pub struct Worker {
     pub garbage_mb: f64,
     /// Consecutive requests that ended over the drift limit after GC.
     pub violations: u32,
+    /// Spawn-then-exit: the successor booting to replace this worker.
+    pub successor: Option<u32>,
+    /// Spawn-then-exit: the worker this one replaces once it has booted.
+    pub replaces: Option<u32>,
     /// First moment RSS reached the hard ceiling.
     pub over_ceiling_since: Option<SimTime>,
     /// Last RSS change, for the overshoot integral.

@@ -20,4 +20,16 @@ pub mod trigger;
 
 pub use gate::{Decision, Exits, Gate, GateKind, Hold, Pass, Passes, Pipeline, Verdict, View};
 pub use sampling::Sampling;
+
+/// How capacity is handed over when a worker recycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replacement {
+    /// The old worker drains and exits, then the master forks its
+    /// replacement (gunicorn, uWSGI): the slot is empty for drain + boot.
+    ExitThenSpawn,
+    /// The replacement boots first and the old worker drains once it is
+    /// ready (Passenger rolling restarts, Granian, Kubernetes `maxSurge`):
+    /// capacity holds, but both processes cost memory meanwhile.
+    SpawnThenExit,
+}
 pub use trigger::{Cause, Triggers};

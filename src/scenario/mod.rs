@@ -15,7 +15,7 @@ pub use validate::validate;
 
 use crate::engine::time::SimTime;
 use crate::fleet::LeakModel;
-pub use crate::policy::{Pipeline, Sampling, Triggers};
+pub use crate::policy::{Pipeline, Replacement, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
 pub use raw::{BalancerKind, SamplingKind};
 use std::fmt;
@@ -100,6 +100,7 @@ pub struct Policy {
     pub sampling: Sampling,
     pub triggers: Triggers,
     pub pipeline: Pipeline,
+    pub replacement: Replacement,
     pub busy_window_s: u64,
     /// The fleet lease TTL, when the lease gate is on.
     pub lease_ttl: Option<SimTime>,

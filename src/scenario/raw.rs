@@ -269,6 +269,9 @@ pub struct RawPolicy {
     pub defer_max_s: f64,
     /// Trailing window over which the instance arrival rate is measured.
     pub busy_window_s: f64,
+    /// `exit_then_spawn` (gunicorn, uWSGI) or `spawn_then_exit` (Passenger
+    /// rolling restarts, Granian, Kubernetes maxSurge).
+    pub replacement: ReplacementKind,
     pub lease: RawLease,
     pub token_bucket: RawTokenBucket,
     pub window_cap: RawWindowCap,
@@ -301,6 +304,7 @@ impl Default for RawPolicy {
             busy_rps: 50.0,
             defer_max_s: 60.0,
             busy_window_s: 60.0,
+            replacement: ReplacementKind::ExitThenSpawn,
             lease: RawLease::default(),
             token_bucket: RawTokenBucket::default(),
             window_cap: RawWindowCap::default(),
@@ -312,6 +316,13 @@ impl Default for RawPolicy {
             instance_memory: RawInstanceMemory::default(),
         }
     }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplacementKind {
+    ExitThenSpawn,
+    SpawnThenExit,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

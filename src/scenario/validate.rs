@@ -308,6 +308,10 @@ fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
         sampling,
         triggers: triggers(p)?,
         pipeline,
+        replacement: match p.replacement {
+            ReplacementKind::ExitThenSpawn => Replacement::ExitThenSpawn,
+            ReplacementKind::SpawnThenExit => Replacement::SpawnThenExit,
+        },
         busy_window_s: p.busy_window_s.ceil() as u64,
         lease_ttl,
         bucket,

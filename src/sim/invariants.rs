@@ -35,8 +35,13 @@ impl<O: Observer> Sim<'_, O> {
             self.counts.draining,
             "t={t}: draining"
         );
+        assert_eq!(count(WorkerState::Dead), self.counts.dead, "t={t}: dead");
         assert!(self.counts.serving as usize <= f.workers());
         for (wi, w) in self.workers.iter().enumerate() {
+            if w.state == WorkerState::Dead {
+                assert_eq!(w.in_flight, 0, "t={t}: dead worker {wi} serves");
+                continue;
+            }
             // Invariant: RSS never below boot.
             assert!(
                 w.rss_mb >= f.boot_rss_mb - 1e-9,
@@ -57,8 +62,21 @@ impl<O: Observer> Sim<'_, O> {
 
     fn assert_instance(&self, t: SimTime, ii: usize, inst: &crate::fleet::Instance) {
         let f = &self.sc.fleet;
-        let ws = &self.workers[inst.first_worker as usize..][..f.workers_per_instance];
-        let private: f64 = ws.iter().map(|w| w.rss_mb - f.shared_mb).sum();
+        let ws = &self.workers[inst.first_worker as usize..][..self.spi];
+        let private: f64 = ws
+            .iter()
+            .filter(|w| w.state != WorkerState::Dead)
+            .map(|w| w.rss_mb - f.shared_mb)
+            .sum();
+        // Invariant: at most `workers_per_instance` workers serve per instance.
+        let serving = ws
+            .iter()
+            .filter(|w| w.state == WorkerState::Serving)
+            .count();
+        assert!(
+            serving <= f.workers_per_instance,
+            "t={t}: instance {ii} over-serves"
+        );
         assert!(
             (private - inst.private_mb).abs() < 1e-6 * private.abs().max(1.0),
             "t={t}: instance {ii} private memory drifted"

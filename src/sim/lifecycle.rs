@@ -28,7 +28,7 @@ impl<O: Observer> Sim<'_, O> {
     fn draws(&self, w: u32, generation: u32) -> Draws {
         let keys = [w as u64, generation as u64];
         let p = &self.sc.policy;
-        let slot = w % self.sc.fleet.workers_per_instance as u32;
+        let slot = w % self.spi as u32;
         let u = open01(&mut rng::keyed(self.seed, Stream::Jitter, &keys));
         // Uniform on [base - jitter, base + jitter), whole MB: 500 +- 40 -> 460..539.
         let limit_mb = (p.base_limit_mb - p.jitter_mb + u * 2.0 * p.jitter_mb).floor();
@@ -63,11 +63,17 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn initial_worker(&mut self, w: u32) -> Worker {
         let f = &self.sc.fleet;
         let d = self.draws(w, 0);
+        let slot = w % self.spi as u32;
+        let spare = slot as usize >= f.workers_per_instance;
         let mut worker = Worker {
-            instance: w / f.workers_per_instance as u32,
-            slot: w % f.workers_per_instance as u32,
+            instance: w / self.spi as u32,
+            slot,
             generation: 0,
-            state: WorkerState::Serving,
+            state: if spare {
+                WorkerState::Dead
+            } else {
+                WorkerState::Serving
+            },
             spawned_at: SimTime::ZERO,
             rss_mb: f.boot_rss_mb,
             limit_mb: d.limit_mb,
@@ -82,10 +88,15 @@ impl<O: Observer> Sim<'_, O> {
             drift_limit_mb: d.drift_limit_mb,
             garbage_mb: 0.0,
             violations: 0,
+            successor: None,
+            replaces: None,
             over_ceiling_since: None,
             rss_changed_at: SimTime::ZERO,
             noise: d.noise,
         };
+        if spare {
+            return worker;
+        }
         if f.warm_start {
             self.age(&mut worker, w);
         }
@@ -139,11 +150,11 @@ impl<O: Observer> Sim<'_, O> {
     /// Sum of `rss - shared` over the instance's workers, from scratch (kept
     /// exact at spawns and exits; incremental between).
     pub(super) fn recompute_private(&mut self, i: u32) {
-        let wpi = self.sc.fleet.workers_per_instance;
         let first = self.instances[i as usize].first_worker as usize;
         let shared = self.sc.fleet.shared_mb;
-        self.instances[i as usize].private_mb = self.workers[first..first + wpi]
+        self.instances[i as usize].private_mb = self.workers[first..first + self.spi]
             .iter()
+            .filter(|w| w.state != WorkerState::Dead)
             .map(|w| w.rss_mb - shared)
             .sum();
     }
@@ -153,6 +164,9 @@ impl<O: Observer> Sim<'_, O> {
         if worker.generation != generation || worker.state != WorkerState::Booting {
             return;
         }
+        // The old worker stops serving before its successor starts, so an
+        // instance never serves with more than its configured workers.
+        self.hand_over(t, w);
         self.set_state(t, w, WorkerState::Serving);
         self.after_boot(t, w);
     }
@@ -267,8 +281,9 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// The process exits: its connections go stale for the client, and the
-    /// master forks a replacement, which boots before it serves.
+    /// The process exits and its connections go stale for the client. The
+    /// master forks a replacement into the slot, unless a spawn-then-exit
+    /// successor takes over (or this was a successor that never took over).
     pub(super) fn exit(&mut self, t: SimTime, w: u32) {
         debug_assert_eq!(self.workers[w as usize].in_flight, 0);
         self.close_rss_accounting(t, w);
@@ -279,6 +294,29 @@ impl<O: Observer> Sim<'_, O> {
                 .stale_conns
                 .push_back(stale_until);
         }
+        let worker = &mut self.workers[w as usize];
+        let (successor, replaces) = (worker.successor.take(), worker.replaces.take());
+        if let Some(s) = successor {
+            self.workers[s as usize].replaces = None; // it serves on its own now
+        }
+        if let Some(o) = replaces {
+            self.workers[o as usize].successor = None; // it may ask again
+        }
+        if successor.is_some() || replaces.is_some() {
+            self.set_state(t, w, WorkerState::Dead);
+            let worker = &mut self.workers[w as usize];
+            // A new generation, so events of the exited process are ignored.
+            worker.generation += 1;
+            worker.rss_mb = self.sc.fleet.boot_rss_mb;
+            self.recompute_private(i);
+        } else {
+            self.spawn(t, w);
+        }
+    }
+
+    /// Forks a new process into worker struct `w` (its next generation).
+    fn spawn(&mut self, t: SimTime, w: u32) {
+        let i = self.workers[w as usize].instance;
         self.set_state(t, w, WorkerState::Booting);
         let generation = self.workers[w as usize].generation + 1;
         let d = self.draws(w, generation);
@@ -301,40 +339,57 @@ impl<O: Observer> Sim<'_, O> {
         worker.rss_changed_at = t;
         worker.noise = d.noise;
         self.recompute_private(i);
-        self.q.schedule(
-            t + f.boot,
-            Event::BootDone {
+        let boot = Event::BootDone {
+            worker: w,
+            generation,
+        };
+        self.q.schedule(t + f.boot, boot);
+        if let Some(life) = d.lifetime {
+            let due = Event::LifetimeDue {
                 worker: w,
                 generation,
-            },
-        );
-        if let Some(life) = d.lifetime {
-            self.q.schedule(
-                t + life,
-                Event::LifetimeDue {
-                    worker: w,
-                    generation,
-                },
-            );
+            };
+            self.q.schedule(t + life, due);
         }
         self.oom_check(t, i);
+    }
+
+    /// Spawn-then-exit: fork the successor into a spare struct; the old
+    /// worker serves on until the successor has booted.
+    pub(super) fn spawn_successor(&mut self, t: SimTime, old: u32) {
+        let i = self.workers[old as usize].instance;
+        let spare = self
+            .instance_workers(i)
+            .find(|&s| self.workers[s as usize].state == WorkerState::Dead)
+            .expect("spawn-then-exit keeps a spare struct per worker");
+        self.workers[old as usize].successor = Some(spare);
+        self.workers[spare as usize].replaces = Some(old);
+        self.spawn(t, spare);
+    }
+
+    /// A successor has booted: the worker it replaces starts draining.
+    fn hand_over(&mut self, t: SimTime, successor: u32) {
+        let Some(old) = self.workers[successor as usize].replaces.take() else {
+            return;
+        };
+        if self.workers[old as usize].state == WorkerState::Serving {
+            self.begin_drain(t, old);
+        }
     }
 
     /// The kernel: while the instance is over its cgroup limit, SIGKILL the
     /// largest worker. Returns whether anything was killed.
     pub(super) fn oom_check(&mut self, t: SimTime, i: u32) -> bool {
-        let wpi = self.sc.fleet.workers_per_instance;
-        let first = self.instances[i as usize].first_worker;
         let mut kills = 0;
         while self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb)
             > self.sc.fleet.container_mb
         {
             assert!(
-                kills < 2 * wpi,
+                kills < 2 * self.spi,
                 "OOM loop on instance {i}: usage cannot fit"
             );
             let victim = self
-                .largest_worker(first..first + wpi as u32, |_| true)
+                .largest_worker(self.instance_workers(i), |w| w.state != WorkerState::Dead)
                 .expect("an instance has workers");
             self.m.oom_kills += 1;
             let facts = self.kill_facts(t, i, "oom_kill");

@@ -16,7 +16,7 @@ use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
 use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
 use crate::metrics::{Metrics, Observer, Summary, TimelineRow};
-use crate::scenario::Scenario;
+use crate::scenario::{Replacement, Scenario};
 use crate::traffic::profile::ArrivalProcess;
 use std::collections::VecDeque;
 
@@ -85,11 +85,15 @@ struct StateCounts {
     serving: u32,
     booting: u32,
     draining: u32,
+    dead: u32,
 }
 
 pub struct Sim<'s, O: Observer> {
     sc: &'s Scenario,
     seed: u64,
+    /// Worker structs per instance: `workers_per_instance`, doubled under
+    /// spawn-then-exit for the successors (spare structs are `Dead`).
+    spi: usize,
     q: EventQueue<Event>,
     workers: Vec<Worker>,
     instances: Vec<Instance>,
@@ -117,9 +121,13 @@ pub struct SimOutput {
 
 impl<'s, O: Observer> Sim<'s, O> {
     pub fn new(sc: &'s Scenario, seed: u64, obs: O) -> Self {
+        let spi = match sc.policy.replacement {
+            Replacement::ExitThenSpawn => sc.fleet.workers_per_instance,
+            Replacement::SpawnThenExit => 2 * sc.fleet.workers_per_instance,
+        };
         let instances = (0..sc.fleet.instances)
             .map(|i| Instance {
-                first_worker: (i * sc.fleet.workers_per_instance) as u32,
+                first_worker: (i * spi) as u32,
                 private_mb: 0.0,
                 backlog: VecDeque::new(),
                 idle: VecDeque::new(),
@@ -132,8 +140,9 @@ impl<'s, O: Observer> Sim<'s, O> {
         Sim {
             sc,
             seed,
+            spi,
             q: EventQueue::new(),
-            workers: Vec::with_capacity(sc.fleet.workers()),
+            workers: Vec::with_capacity(sc.fleet.instances * spi),
             instances,
             lease: Lease::default(),
             bucket: sc
@@ -216,15 +225,20 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     /// The fleet at time zero: every worker forked and serving.
     fn start(&mut self) {
-        for w in 0..self.sc.fleet.workers() as u32 {
+        for w in 0..(self.sc.fleet.instances * self.spi) as u32 {
             let worker = self.initial_worker(w);
             self.workers.push(worker);
         }
-        self.counts.serving = self.workers.len() as u32;
+        self.counts.serving = self.sc.fleet.workers() as u32;
+        self.counts.dead = (self.workers.len() - self.sc.fleet.workers()) as u32;
         self.m.min_serving = self.counts.serving;
+        for i in 0..self.instances.len() as u32 {
+            self.recompute_private(i);
+        }
         for w in 0..self.workers.len() as u32 {
-            self.recompute_private(self.workers[w as usize].instance);
-            self.after_boot(SimTime::ZERO, w);
+            if self.workers[w as usize].state == WorkerState::Serving {
+                self.after_boot(SimTime::ZERO, w);
+            }
         }
         for i in 0..self.instances.len() as u32 {
             self.oom_check(SimTime::ZERO, i);
@@ -243,6 +257,12 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.q.schedule(at, Event::Arrival);
         }
         self.q.schedule(self.sc.timeline_step, Event::Timeline);
+    }
+
+    /// The worker structs of instance `i`.
+    fn instance_workers(&self, i: u32) -> std::ops::Range<u32> {
+        let first = self.instances[i as usize].first_worker;
+        first..first + self.spi as u32
     }
 
     /// Brings the serving-capacity integral up to `t`; call before any
@@ -267,6 +287,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             WorkerState::Serving => &mut self.counts.serving,
             WorkerState::Booting => &mut self.counts.booting,
             WorkerState::Draining => &mut self.counts.draining,
+            WorkerState::Dead => &mut self.counts.dead,
         }
     }
 
@@ -278,7 +299,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     fn emit_timeline_row(&mut self, t: SimTime) {
         let master = self.sc.fleet.boot_rss_mb;
         let container = self.sc.fleet.container_mb;
-        let wpi = self.sc.fleet.workers_per_instance;
+        let spi = self.spi;
         let usage: Vec<f64> = self.instances.iter().map(|i| i.usage_mb(master)).collect();
         let row = TimelineRow {
             t: self.step_start,
@@ -294,8 +315,13 @@ impl<'s, O: Observer> Sim<'s, O> {
             usage_mb: usage,
             max_rss_mb: self
                 .workers
-                .chunks(wpi)
-                .map(|ws| ws.iter().map(|w| w.rss_mb).fold(0.0, f64::max))
+                .chunks(spi)
+                .map(|ws| {
+                    ws.iter()
+                        .filter(|w| w.state != WorkerState::Dead)
+                        .map(|w| w.rss_mb)
+                        .fold(0.0, f64::max)
+                })
                 .collect(),
         };
         self.obs.timeline(&row);

@@ -7,7 +7,7 @@ use crate::engine::SimTime;
 use crate::fleet::WorkerState;
 use crate::metrics::{EventKind, LeaseOutcome, Observer, RecycleRecord, rows::DecisionFacts};
 use crate::policy::trigger::DriftCheck;
-use crate::policy::{Cause, Decision, GateKind, Pass, Verdict, View};
+use crate::policy::{Cause, Decision, GateKind, Pass, Replacement, Verdict, View};
 
 impl<O: Observer> Sim<'_, O> {
     pub(super) fn on_sample(&mut self, t: SimTime, w: u32, generation: u32) {
@@ -103,7 +103,7 @@ impl<O: Observer> Sim<'_, O> {
             WorkerState::Serving => self.ask(t, w, Cause::Lifetime),
             // Still booting: it asks at its first sample.
             WorkerState::Booting => worker.wants = Some(Cause::Lifetime),
-            WorkerState::Draining => {}
+            WorkerState::Draining | WorkerState::Dead => {}
         }
     }
 
@@ -122,9 +122,10 @@ impl<O: Observer> Sim<'_, O> {
         if usage <= im.percent_usage * self.sc.fleet.container_mb {
             return;
         }
-        let first = self.instances[i as usize].first_worker;
-        let ws = first..first + self.sc.fleet.workers_per_instance as u32;
-        if let Some(w) = self.largest_worker(ws, |w| w.state == WorkerState::Serving) {
+        let ws = self.instance_workers(i);
+        let asks =
+            |w: &crate::fleet::Worker| w.state == WorkerState::Serving && w.successor.is_none();
+        if let Some(w) = self.largest_worker(ws, asks) {
             self.ask(t, w, Cause::InstanceMemory);
         }
     }
@@ -162,8 +163,9 @@ impl<O: Observer> Sim<'_, O> {
 
     /// A trigger fired: ask the pipeline, apply the answer.
     fn ask(&mut self, t: SimTime, w: u32, cause: Cause) {
-        if self.workers[w as usize].state != WorkerState::Serving {
-            return;
+        let worker = &self.workers[w as usize];
+        if worker.state != WorkerState::Serving || worker.successor.is_some() {
+            return; // not serving, or its replacement is already booting
         }
         let since = *self.workers[w as usize].wants_since.get_or_insert(t);
         let view = self.view(t, w, since);
@@ -220,7 +222,10 @@ impl<O: Observer> Sim<'_, O> {
         });
         self.step.recycles += 1;
         self.worker_row(t, w, EventKind::WorkerRecycled, Some(facts));
-        self.begin_drain(t, w);
+        match self.sc.policy.replacement {
+            Replacement::ExitThenSpawn => self.begin_drain(t, w),
+            Replacement::SpawnThenExit => self.spawn_successor(t, w),
+        }
     }
 }
 

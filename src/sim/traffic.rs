@@ -189,7 +189,9 @@ impl<O: Observer> Sim<'_, O> {
                 Some(req) => self.start_service(t, w, slot, req),
                 None => self.instances[i as usize].idle.push_back((w, generation)),
             },
-            WorkerState::Booting => unreachable!("a booting worker has no slots in use"),
+            WorkerState::Booting | WorkerState::Dead => {
+                unreachable!("a booting or dead worker has no slots in use")
+            }
         }
     }
 
