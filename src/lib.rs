@@ -10,6 +10,7 @@ pub mod policy;
 pub mod scenario;
 pub mod sim;
 pub mod traffic;
+pub mod whatif;
 
 pub use scenario::Scenario;
 pub use sim::{Sim, SimError, SimOutput, run_summary};

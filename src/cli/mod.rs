@@ -3,6 +3,7 @@
 
 mod output;
 mod run;
+mod saturate;
 mod scenario_cmd;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Simulate a scenario and write summary.json, events.csv and timeline.csv.
     Run(run::RunArgs),
+    /// What the policy permits at saturation, and the churn the clients absorb.
+    Saturate(saturate::SaturateArgs),
     /// Inspect scenario files.
     #[command(subcommand)]
     Scenario(scenario_cmd::ScenarioCmd),
@@ -62,6 +65,7 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Saturate(args) => saturate::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
     };
     match result {

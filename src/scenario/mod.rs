@@ -49,6 +49,8 @@ pub struct Scenario {
     pub duration: SimTime,
     pub max_events: u64,
     pub timeline_step: SimTime,
+    /// Every worker asks at every sample (`fleetsim saturate`).
+    pub saturate: bool,
     pub fleet: Fleet,
     pub workload: Workload,
     pub client: Client,

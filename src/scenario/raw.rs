@@ -40,6 +40,9 @@ pub struct RawRun {
     pub max_events: u64,
     /// Row spacing of `timeline.csv`.
     pub timeline_step_s: f64,
+    /// Saturation: every worker asks to recycle at every sample (its limit
+    /// is its boot RSS), so the run shows what the gates permit.
+    pub saturate: bool,
 }
 
 impl Default for RawRun {
@@ -48,6 +51,7 @@ impl Default for RawRun {
             duration_h: 24.0,
             max_events: 2_000_000_000,
             timeline_step_s: 60.0,
+            saturate: false,
         }
     }
 }

@@ -86,6 +86,7 @@ fn build(
         name: raw.name.clone(),
         duration: window,
         max_events: raw.run.max_events,
+        saturate: raw.run.saturate,
         timeline_step: duration("run.timeline_step_s", raw.run.timeline_step_s)?,
         fleet,
         workload,

@@ -36,8 +36,13 @@ impl<O: Observer> Sim<'_, O> {
         let mut trig = rng::keyed(self.seed, Stream::Trigger, &keys);
         let (u_req, u_drift, u_life) = (open01(&mut trig), open01(&mut trig), open01(&mut trig));
         let t = &p.triggers;
+        let limit_mb = if self.sc.saturate {
+            self.sc.fleet.boot_rss_mb
+        } else {
+            limit_mb.max(p.base_limit_mb - p.jitter_mb)
+        };
         Draws {
-            limit_mb: limit_mb.max(p.base_limit_mb - p.jitter_mb),
+            limit_mb,
             velocity: self.sc.fleet.leak.velocity.sample(&mut leak_rng),
             noise: rng::keyed(self.seed, Stream::MemoryNoise, &keys),
             max_requests: t

@@ -42,7 +42,7 @@ impl<O: Observer> Sim<'_, O> {
             .is_some_and(|evil| worker.rss_mb >= evil)
         {
             self.evil_kill(t, w);
-        } else if triggers.rss_limit && worker.rss_mb >= worker.limit_mb {
+        } else if (triggers.rss_limit || self.sc.saturate) && worker.rss_mb >= worker.limit_mb {
             self.ask(t, w, Cause::RssLimit);
         } else if let Some(cause) = worker.wants {
             self.ask(t, w, cause);

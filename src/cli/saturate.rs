@@ -1,0 +1,189 @@
+//! `fleetsim saturate`: "multiply your cooldown out". What each gate, and
+//! the whole policy, permits at saturation; what a saturated fleet does;
+//! and how much churn the scenario's clients absorb.
+
+use super::Failure;
+use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use clap::Args;
+use fleetsim::whatif::{self, Absorbable, Ceiling, Saturated};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct SaturateArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// First seed; the simulations use seeds SEED..SEED+SEEDS.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Replications per simulated figure (common random numbers across probes).
+    #[arg(long, default_value_t = 3)]
+    pub seeds: u64,
+    /// Simulated hours per run (overrides run.duration_h).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    /// fetch_failed per hour below which a client "sees none" (absorbable churn).
+    #[arg(long, default_value_t = 0.1)]
+    pub fetch_failed_per_hour: f64,
+    /// The retry_ok rate (per hour) the absorbable-churn scan reports crossing.
+    #[arg(long, default_value_t = 10.0)]
+    pub retry_ok_per_hour: f64,
+    /// Output directory for saturate.json [default: out/<scenario>-saturate].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print the result as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    scenario: String,
+    workers: usize,
+    ceilings: Vec<Ceiling>,
+    policy_ceiling_per_hour: Option<f64>,
+    policy_fleet_replacements_per_hour: Option<f64>,
+    simulated: Saturated,
+    absorbable: Absorbable,
+    verdicts: Vec<String>,
+}
+
+pub fn run(args: SaturateArgs) -> Result<(), Failure> {
+    let hours = args.hours.map(|h| fleetsim::scenario::Override {
+        key: "run.duration_h".into(),
+        value: toml::Value::Float(h),
+    });
+    let loaded = load_scenario(&args.scenario, hours)?;
+    let sc = &loaded.scenario;
+    if args.seeds == 0 {
+        return Err(Failure::input("--seeds must be at least 1"));
+    }
+    let seeds: Vec<u64> = (args.seed..args.seed + args.seeds).collect();
+    let workers = sc.fleet.workers();
+    let (ceilings, policy) = whatif::ceilings(sc);
+    let simulated = whatif::saturate(sc, &seeds).map_err(|e| Failure::run(e.to_string()))?;
+    let absorbable = whatif::absorbable(
+        sc,
+        &seeds,
+        args.fetch_failed_per_hour,
+        args.retry_ok_per_hour,
+    )
+    .map_err(|e| Failure::run(e.to_string()))?;
+    let mut verdicts: Vec<String> = ceilings
+        .iter()
+        .map(|c| whatif::verdict(c, absorbable.no_fetch_failed_per_hour, workers))
+        .collect();
+    let whole = Ceiling {
+        gate: "whole policy".into(),
+        per_hour: policy,
+        per_hour_escalated: None,
+        why: "the smallest gate ceiling".into(),
+    };
+    verdicts.push(whatif::verdict(
+        &whole,
+        absorbable.no_fetch_failed_per_hour,
+        workers,
+    ));
+    let report = Report {
+        scenario: sc.name.clone(),
+        workers,
+        ceilings,
+        policy_ceiling_per_hour: policy,
+        policy_fleet_replacements_per_hour: policy.map(|p| p / workers as f64),
+        simulated,
+        absorbable,
+        verdicts,
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| Failure::run(e.to_string()))?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/{}-saturate", loaded.stem)));
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    let mut file = AtomicFile::create(out.join("saturate.json"))?;
+    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    if args.json {
+        println!("{json}");
+    } else {
+        print_report(&report, &seeds, sc.duration.as_secs_f64() / 3600.0);
+        println!("wrote {}/saturate.json", out.display());
+    }
+    Ok(())
+}
+
+fn rate(v: Option<f64>) -> String {
+    v.map_or_else(|| "unbounded".into(), |r| format!("{r:.1}"))
+}
+
+fn print_report(r: &Report, seeds: &[u64], hours: f64) {
+    println!("{}: {} workers", r.scenario, r.workers);
+    println!("\npermitted at saturation (analytic), recycles per hour fleet-wide:");
+    println!(
+        "{:<16} {:>10} {:>12} {:>10}  derivation",
+        "gate", "per hour", "fleet x/h", "escalated"
+    );
+    for c in &r.ceilings {
+        println!(
+            "{:<16} {:>10} {:>12} {:>10}  {}",
+            c.gate,
+            rate(c.per_hour),
+            c.per_hour
+                .map_or("-".into(), |p| format!("{:.1}", p / r.workers as f64)),
+            c.per_hour_escalated
+                .map_or("-".into(), |p| format!("{p:.1}")),
+            c.why
+        );
+    }
+    println!(
+        "{:<16} {:>10} {:>12}",
+        "whole policy",
+        rate(r.policy_ceiling_per_hour),
+        r.policy_fleet_replacements_per_hour
+            .map_or("-".into(), |p| format!("{p:.1}"))
+    );
+    let s = &r.simulated;
+    println!(
+        "\nsimulated at saturation ({} seeds from {}, {hours:.0} h each): {:.1} recycles/h \
+         (peak hour {:.1}), {:.2} exits/h, capacity loss {:.3} %, {:.1} retry_ok/h, \
+         {:.2} fetch_failed/h",
+        seeds.len(),
+        seeds[0],
+        s.recycles_per_hour,
+        s.peak_hour_recycles,
+        s.exits_per_hour,
+        s.capacity_loss_fraction * 100.0,
+        s.retry_ok_per_hour,
+        s.fetch_failed_per_hour
+    );
+    let a = &r.absorbable;
+    println!("\nabsorbable churn (forced churn on this fleet and traffic):");
+    println!(
+        "{:>10} {:>12} {:>12} {:>16} {:>14}",
+        "target/h", "recycles/h", "retry_ok/h", "fetch_failed/h", "capacity loss"
+    );
+    for p in &a.probes {
+        println!(
+            "{:>10.0} {:>12.1} {:>12.1} {:>16.3} {:>13.3}%",
+            p.target_per_hour,
+            p.recycles_per_hour,
+            p.retry_ok_per_hour,
+            p.fetch_failed_per_hour,
+            p.capacity_loss_fraction * 100.0
+        );
+    }
+    let or_none = |v: Option<f64>, none: &str| v.map_or(none.to_string(), |r| format!("{r:.0}/h"));
+    println!(
+        "absorbable: fetch_failed stays under {}/h up to {}; retry_ok exceeds {}/h from {}",
+        a.fetch_failed_threshold_per_hour,
+        or_none(a.no_fetch_failed_per_hour, "no probed rate"),
+        a.retry_ok_threshold_per_hour,
+        or_none(a.retry_ok_exceeded_at_per_hour, "no probed rate")
+    );
+    println!("\nverdicts:");
+    for v in &r.verdicts {
+        println!("  {v}");
+    }
+}

@@ -1,0 +1,311 @@
+//! What-if analyses: what a policy permits at saturation, and how much
+//! churn the fleet's clients can absorb ("multiply your cooldown out").
+//!
+//! `ceilings` is pure arithmetic on the scenario; `saturate` and
+//! `absorbable` run the simulator.
+
+use crate::policy::{Gate, GateKind, Replacement};
+use crate::scenario::Scenario;
+use crate::sim::{SimError, run_summary};
+use serde::Serialize;
+
+/// One gate's permitted ceiling at full saturation.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Ceiling {
+    pub gate: String,
+    /// Recycles per hour the gate lets through, fleet-wide; `None` = unbounded.
+    pub per_hour: Option<f64>,
+    /// With the gate's escalation (pressure cooldown), when it has one.
+    pub per_hour_escalated: Option<f64>,
+    /// How the figure was derived, in words.
+    pub why: String,
+}
+
+fn ceiling(gate: &Gate, sc: &Scenario) -> Ceiling {
+    let instances = sc.fleet.instances as f64;
+    let workers = sc.fleet.workers() as f64;
+    let per = |s: f64| (s > 0.0).then(|| 3600.0 / s);
+    let (name, per_hour, escalated, why) = match gate {
+        Gate::Cooldown {
+            cooldown_s,
+            pressure_cooldown_s,
+            ..
+        } => (
+            "cooldown",
+            per(*cooldown_s).map(|r| r * instances),
+            per(*pressure_cooldown_s).map(|r| r * instances),
+            format!(
+                "per-instance stamp: {instances} instances x 3600 / {cooldown_s} s \
+                 (x 3600 / {pressure_cooldown_s} s under pressure)"
+            ),
+        ),
+        Gate::BusyDeferral { defer_max_s, .. } => (
+            "busy_deferral",
+            None,
+            None,
+            format!("delays a recycle by at most {defer_max_s} s: no rate bound"),
+        ),
+        Gate::TokenBucket { .. } => {
+            let (rate, burst) = sc.policy.bucket.expect("bucket gate has a bucket");
+            (
+                "token_bucket",
+                Some(rate),
+                None,
+                format!("{rate} tokens per hour (+ a burst of {burst} in the first hour)"),
+            )
+        }
+        Gate::WindowCap { max_recycles, .. } => {
+            let w = sc
+                .policy
+                .window
+                .expect("window gate has a window")
+                .as_secs_f64();
+            (
+                "window_cap",
+                Some(*max_recycles as f64 * 3600.0 / w),
+                None,
+                format!("{max_recycles} per {w} s window"),
+            )
+        }
+        Gate::CapacityFloor { min_serving, .. } => floor_ceiling(sc, *min_serving, workers),
+        Gate::Lease { .. } => {
+            let ttl = sc
+                .policy
+                .lease_ttl
+                .expect("lease gate has a TTL")
+                .as_secs_f64();
+            (
+                "lease",
+                Some(3600.0 / ttl),
+                None,
+                format!("one holder per {ttl} s TTL, fleet-wide: 3600 / {ttl}"),
+            )
+        }
+    };
+    Ceiling {
+        gate: name.to_string(),
+        per_hour,
+        per_hour_escalated: escalated,
+        why,
+    }
+}
+
+fn floor_ceiling(
+    sc: &Scenario,
+    min_serving: u32,
+    workers: f64,
+) -> (&'static str, Option<f64>, Option<f64>, String) {
+    let out = (workers - min_serving as f64).max(0.0);
+    if sc.policy.replacement == Replacement::SpawnThenExit {
+        return (
+            "capacity_floor",
+            None,
+            None,
+            "spawn-then-exit never drops serving workers below the fleet: no bound".into(),
+        );
+    }
+    // Each recycle keeps a slot out of service for at least drain + boot;
+    // take the mean service time as the drain.
+    let away_s = sc.fleet.boot.as_secs_f64() + sc.workload.service.mean_us() / 1e6;
+    (
+        "capacity_floor",
+        Some(out * 3600.0 / away_s),
+        None,
+        format!(
+            "{out} workers may be out at once, each for boot + drain ~ {away_s:.2} s: \
+             {out} x 3600 / {away_s:.2}"
+        ),
+    )
+}
+
+/// The analytic ceilings of every gate, and of the whole policy (the
+/// smallest: a recycle must pass every gate).
+pub fn ceilings(sc: &Scenario) -> (Vec<Ceiling>, Option<f64>) {
+    let gates: Vec<Ceiling> = sc
+        .policy
+        .pipeline
+        .gates
+        .iter()
+        .map(|g| ceiling(g, sc))
+        .collect();
+    let policy = gates
+        .iter()
+        .filter_map(|c| c.per_hour)
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.min(r))));
+    (gates, policy)
+}
+
+/// What a saturated run measured, averaged over seeds.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Saturated {
+    pub seeds: Vec<u64>,
+    pub recycles_per_hour: f64,
+    pub peak_hour_recycles: f64,
+    pub exits_per_hour: f64,
+    pub capacity_loss_fraction: f64,
+    pub retry_ok_per_hour: f64,
+    pub fetch_failed_per_hour: f64,
+    pub requests_failed_per_hour: f64,
+}
+
+/// Runs the scenario with every worker asking at every sample.
+pub fn saturate(sc: &Scenario, seeds: &[u64]) -> Result<Saturated, SimError> {
+    let mut s = sc.clone();
+    s.saturate = true;
+    let runs = seeds
+        .iter()
+        .map(|&seed| run_summary(&s, seed))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = runs.len() as f64;
+    let hours = sc.duration.as_secs_f64() / 3600.0;
+    let mean = |f: &dyn Fn(&crate::metrics::Summary) -> f64| runs.iter().map(f).sum::<f64>() / n;
+    Ok(Saturated {
+        seeds: seeds.to_vec(),
+        recycles_per_hour: mean(&|r| r.recycles_per_hour),
+        peak_hour_recycles: mean(&|r| r.peak_hour_recycles as f64),
+        exits_per_hour: mean(&|r| exits(r) as f64) / hours,
+        capacity_loss_fraction: mean(&|r| r.capacity_loss_fraction),
+        retry_ok_per_hour: mean(&|r| r.retry_ok as f64) / hours,
+        fetch_failed_per_hour: mean(&|r| r.fetch_failed as f64) / hours,
+        requests_failed_per_hour: mean(&|r| r.requests_failed as f64) / hours,
+    })
+}
+
+/// Recycles that went through any gate by an emergency exit.
+pub fn exits(s: &crate::metrics::Summary) -> u64 {
+    s.lease_bypass_pressure
+        + s.lease_bypass_hard_ceiling
+        + s.bucket_bypass_pressure
+        + s.bucket_bypass_hard_ceiling
+        + s.window_bypass_pressure
+        + s.window_bypass_hard_ceiling
+        + s.floor_bypass_pressure
+        + s.floor_bypass_hard_ceiling
+}
+
+/// One probe of the churn scan: forced churn at `rate_per_hour`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ChurnProbe {
+    pub target_per_hour: f64,
+    pub recycles_per_hour: f64,
+    pub retry_ok_per_hour: f64,
+    pub fetch_failed: u64,
+    pub fetch_failed_per_hour: f64,
+    pub capacity_loss_fraction: f64,
+}
+
+/// The churn the scenario's clients can absorb.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Absorbable {
+    /// `fetch_failed` per hour a client "still sees none" below (0.1 = fewer
+    /// than one hour in ten has one).
+    pub fetch_failed_threshold_per_hour: f64,
+    /// Highest probed rate whose `fetch_failed` per hour stays under the
+    /// threshold (as does every lower rate); `None` if even the lowest fails.
+    pub no_fetch_failed_per_hour: Option<f64>,
+    /// Lowest probed rate whose `retry_ok` per hour exceeds the threshold.
+    pub retry_ok_threshold_per_hour: f64,
+    pub retry_ok_exceeded_at_per_hour: Option<f64>,
+    pub probes: Vec<ChurnProbe>,
+}
+
+/// The scan's rates, recycles per hour.
+pub const CHURN_GRID: [f64; 16] = [
+    1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 13.0, 16.0, 20.0, 25.0, 30.0, 40.0, 60.0, 90.0, 120.0,
+];
+
+/// Forces churn at each grid rate on the scenario's fleet and traffic: the
+/// policy is replaced by a token bucket at that rate (burst 1, no exits)
+/// and every worker asks at every sample, so the rate is the only limit.
+pub fn absorbable(
+    sc: &Scenario,
+    seeds: &[u64],
+    fetch_failed_threshold_per_hour: f64,
+    retry_ok_threshold_per_hour: f64,
+) -> Result<Absorbable, SimError> {
+    let hours = sc.duration.as_secs_f64() / 3600.0;
+    let mut probes = Vec::new();
+    for &rate in &CHURN_GRID {
+        let forced = forced_churn(sc, rate);
+        let runs = seeds
+            .iter()
+            .map(|&seed| run_summary(&forced, seed))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = runs.len() as f64;
+        probes.push(ChurnProbe {
+            target_per_hour: rate,
+            recycles_per_hour: runs.iter().map(|r| r.recycles_per_hour).sum::<f64>() / n,
+            retry_ok_per_hour: runs.iter().map(|r| r.retry_ok as f64).sum::<f64>() / n / hours,
+            fetch_failed: runs.iter().map(|r| r.fetch_failed).sum(),
+            fetch_failed_per_hour: runs.iter().map(|r| r.fetch_failed as f64).sum::<f64>()
+                / n
+                / hours,
+            capacity_loss_fraction: runs.iter().map(|r| r.capacity_loss_fraction).sum::<f64>() / n,
+        });
+    }
+    let no_ff = probes
+        .iter()
+        .take_while(|p| p.fetch_failed_per_hour < fetch_failed_threshold_per_hour)
+        .last()
+        .map(|p| p.target_per_hour);
+    let exceeded = probes
+        .iter()
+        .find(|p| p.retry_ok_per_hour > retry_ok_threshold_per_hour)
+        .map(|p| p.target_per_hour);
+    Ok(Absorbable {
+        fetch_failed_threshold_per_hour,
+        no_fetch_failed_per_hour: no_ff,
+        retry_ok_threshold_per_hour,
+        retry_ok_exceeded_at_per_hour: exceeded,
+        probes,
+    })
+}
+
+/// The scenario with its policy replaced by forced churn at `rate_per_hour`.
+fn forced_churn(sc: &Scenario, rate_per_hour: f64) -> Scenario {
+    let mut s = sc.clone();
+    s.saturate = true;
+    let p = &mut s.policy;
+    p.pipeline.gates = vec![Gate::TokenBucket {
+        exits: crate::policy::Exits {
+            pressure: false,
+            hard_ceiling: false,
+        },
+    }];
+    p.bucket = Some((rate_per_hour, 1.0));
+    p.lease_ttl = None;
+    p.window = None;
+    p.triggers.max_requests = None;
+    p.triggers.lifetime = None;
+    p.triggers.drift = None;
+    p.triggers.instance_memory = None;
+    p.triggers.evil_rss_mb = None;
+    s
+}
+
+/// The verdict for one gate: a guard whose ceiling is above absorbable churn
+/// is not a capacity guard.
+pub fn verdict(c: &Ceiling, absorbable_per_hour: Option<f64>, workers: usize) -> String {
+    match (c.per_hour, absorbable_per_hour) {
+        (None, _) => format!("{}: no rate bound: not a capacity guard", c.gate),
+        (Some(r), Some(a)) if r > a => format!(
+            "{}: permits {r:.1}/h (replaces the fleet {:.1}x per hour), above the {a:.0}/h \
+             the clients absorb: not a capacity guard",
+            c.gate,
+            r / workers as f64
+        ),
+        (Some(r), Some(a)) => format!(
+            "{}: permits {r:.1}/h, within the {a:.0}/h the clients absorb: a capacity guard",
+            c.gate
+        ),
+        (Some(r), None) => format!(
+            "{}: permits {r:.1}/h, but even the lowest probed churn failed requests",
+            c.gate
+        ),
+    }
+}
+
+/// Gates whose kinds appear in a scenario, for callers that label output.
+pub fn gate_kinds(sc: &Scenario) -> Vec<GateKind> {
+    sc.policy.pipeline.gates.iter().map(Gate::kind).collect()
+}
