@@ -68,6 +68,8 @@ pub struct Worker {
     pub garbage_mb: f64,
     /// Consecutive requests that ended over the drift limit after GC.
     pub violations: u32,
+    /// Consecutive samples that found RSS at or over the limit.
+    pub over_samples: u32,
     /// Spawn-then-exit: the successor booting to replace this worker.
     pub successor: Option<u32>,
     /// Spawn-then-exit: the worker this one replaces once it has booted.

@@ -31,6 +31,8 @@ pub struct View {
     pub instance_rps: f64,
     /// Time since the worker first asked (first sample over its limit).
     pub over_limit_age_s: f64,
+    /// Time since this worker was forked.
+    pub worker_age_s: f64,
     /// Whether the fleet lease could be taken now.
     pub lease_free: bool,
     /// Whether the fleet token bucket holds a whole token now.
@@ -68,6 +70,9 @@ pub enum Gate {
     /// Hold while the instance is busy, up to `defer_max_s`; skipped under
     /// pressure or at the hard ceiling (the seeds' formula).
     BusyDeferral { busy_rps: f64, defer_max_s: f64 },
+    /// A worker younger than this is not recycled (uWSGI
+    /// `min-worker-lifetime`): a per-worker cooldown, no exits.
+    MinAge { min_age_s: f64 },
     /// At most `rate_per_hour` recycles per hour fleet-wide, `burst` at once.
     TokenBucket { exits: Exits },
     /// At most `max_recycles` fleet-wide in any trailing window.
@@ -83,6 +88,7 @@ pub enum Gate {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum GateKind {
     Cooldown,
+    MinAge,
     BusyDeferral,
     TokenBucket,
     WindowCap,
@@ -91,8 +97,9 @@ pub enum GateKind {
 }
 
 impl GateKind {
-    pub const ALL: [GateKind; 6] = [
+    pub const ALL: [GateKind; 7] = [
         GateKind::Cooldown,
+        GateKind::MinAge,
         GateKind::BusyDeferral,
         GateKind::TokenBucket,
         GateKind::WindowCap,
@@ -108,6 +115,8 @@ pub enum Hold {
     CooldownPressure,
     /// Inside the pressure cooldown that the ceiling escalation applies.
     CooldownCeiling,
+    /// The worker is younger than the minimum lifetime.
+    TooYoung,
     BusyDeferral,
     BucketEmpty,
     WindowFull,
@@ -116,10 +125,11 @@ pub enum Hold {
 }
 
 impl Hold {
-    pub const ALL: [Hold; 8] = [
+    pub const ALL: [Hold; 9] = [
         Hold::Cooldown,
         Hold::CooldownPressure,
         Hold::CooldownCeiling,
+        Hold::TooYoung,
         Hold::BusyDeferral,
         Hold::BucketEmpty,
         Hold::WindowFull,
@@ -132,6 +142,7 @@ impl Hold {
             Hold::Cooldown => "cooldown",
             Hold::CooldownPressure => "cooldown_pressure",
             Hold::CooldownCeiling => "cooldown_ceiling",
+            Hold::TooYoung => "too_young",
             Hold::BusyDeferral => "busy_deferral",
             Hold::BucketEmpty => "bucket_empty",
             Hold::WindowFull => "window_full",
@@ -155,14 +166,14 @@ pub enum Pass {
 /// The gates a worker passed, in order, without allocating.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Passes {
-    items: [(GateKind, Pass); 6],
+    items: [(GateKind, Pass); GateKind::ALL.len()],
     len: u8,
 }
 
 impl Default for Passes {
     fn default() -> Self {
         Passes {
-            items: [(GateKind::Cooldown, Pass::Open); 6],
+            items: [(GateKind::Cooldown, Pass::Open); GateKind::ALL.len()],
             len: 0,
         }
     }
@@ -198,8 +209,8 @@ fn pass_label(g: GateKind, p: Pass) -> Option<&'static str> {
     use GateKind as G;
     use Pass as P;
     Some(match (g, p) {
-        (G::Cooldown | G::BusyDeferral, P::Open) => return None,
-        (G::Cooldown, _) => unreachable!("the cooldown has no exits"),
+        (G::Cooldown | G::MinAge | G::BusyDeferral, P::Open) => return None,
+        (G::Cooldown | G::MinAge, _) => unreachable!("cooldowns have no exits"),
         (G::BusyDeferral, _) => unreachable!("busy deferral skips, it has no exits"),
         // The lease keeps the seeds' labels.
         (G::Lease, P::Open) => "lease_acquired",
@@ -252,6 +263,7 @@ impl Gate {
         match self {
             Gate::Cooldown { .. } => GateKind::Cooldown,
             Gate::BusyDeferral { .. } => GateKind::BusyDeferral,
+            Gate::MinAge { .. } => GateKind::MinAge,
             Gate::TokenBucket { .. } => GateKind::TokenBucket,
             Gate::WindowCap { .. } => GateKind::WindowCap,
             Gate::CapacityFloor { .. } => GateKind::CapacityFloor,
@@ -261,7 +273,7 @@ impl Gate {
 
     fn exits(&self) -> Exits {
         match self {
-            Gate::Cooldown { .. } | Gate::BusyDeferral { .. } => Exits {
+            Gate::Cooldown { .. } | Gate::MinAge { .. } | Gate::BusyDeferral { .. } => Exits {
                 pressure: false,
                 hard_ceiling: false,
             },
@@ -310,6 +322,7 @@ impl Gate {
                     Says::Open
                 }
             }
+            Gate::MinAge { min_age_s } => open_if(v.worker_age_s >= min_age_s, Hold::TooYoung),
             Gate::TokenBucket { .. } => open_if(v.bucket_has_token, Hold::BucketEmpty),
             Gate::WindowCap { max_recycles, .. } => {
                 open_if(v.window_count < max_recycles, Hold::WindowFull)
@@ -406,6 +419,7 @@ mod tests {
             last_recycle_age_s: None,
             instance_rps: 1.0,
             over_limit_age_s: 0.0,
+            worker_age_s: 1000.0,
             lease_free: true,
             bucket_has_token: true,
             window_count: 0,
@@ -584,6 +598,31 @@ mod tests {
                 }
             ),
             "cooldown"
+        );
+    }
+
+    #[test]
+    fn min_age_holds_young_workers_even_past_the_ceiling() {
+        let p = Pipeline {
+            gates: vec![Gate::MinAge { min_age_s: 60.0 }],
+            min_headroom_mb: 350.0,
+        };
+        let young = View {
+            worker_age_s: 59.0,
+            rss_mb: 700.0,
+            headroom_mb: 10.0,
+            ..view()
+        };
+        assert_eq!(branch(&p, young), "too_young");
+        assert_eq!(
+            branch(
+                &p,
+                View {
+                    worker_age_s: 60.0,
+                    ..view()
+                }
+            ),
+            "ungated"
         );
     }
 

@@ -145,6 +145,8 @@ pub struct InstanceMemory {
 pub struct Triggers {
     /// RSS at or over the worker's jittered limit (the seeds).
     pub rss_limit: bool,
+    /// Samples in a row over the limit before the RSS trigger fires.
+    pub rss_consecutive_samples: u32,
     pub drift: Option<Drift>,
     pub max_requests: Option<MaxRequests>,
     pub lifetime: Option<Lifetime>,

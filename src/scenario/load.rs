@@ -54,6 +54,62 @@ fn apply(table: &mut toml::Table, o: &Override) -> Result<(), String> {
     Ok(())
 }
 
+/// How deep `extends` chains may go (a loop would never end).
+const MAX_EXTENDS_DEPTH: usize = 8;
+
+/// `extends = "base.toml"`: the file's keys are laid over the base's, table
+/// by table, so presets share one fleet and workload and differ only in
+/// what they set.
+fn resolve_extends(
+    mut table: toml::Table,
+    origin: &str,
+    read_file: &mut dyn FnMut(&str) -> Result<String, String>,
+    depth: usize,
+) -> Result<toml::Table, ScenarioError> {
+    let Some(base) = table.remove("extends") else {
+        return Ok(table);
+    };
+    let err = |reason: String| ScenarioError {
+        origin: origin.to_string(),
+        line: None,
+        key: Some("extends".into()),
+        reason,
+    };
+    let path = base
+        .as_str()
+        .ok_or_else(|| err("must be a file name, e.g. extends = \"render-2x3.toml\"".into()))?;
+    if depth >= MAX_EXTENDS_DEPTH {
+        return Err(err(format!(
+            "more than {MAX_EXTENDS_DEPTH} levels of extends (a loop?)"
+        )));
+    }
+    let text = read_file(path).map_err(err)?;
+    let base_table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
+        origin: path.to_string(),
+        line: e.span().map(|s| line_of(&text, s.start)),
+        key: None,
+        reason: format!(
+            "{} (extended by {origin})",
+            e.message().trim().replace('\n', " ")
+        ),
+    })?;
+    let mut merged = resolve_extends(base_table, path, read_file, depth + 1)?;
+    merge(&mut merged, table);
+    Ok(merged)
+}
+
+/// Lays `over` onto `base`: tables merge key by key, other values replace.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
 /// The 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -99,10 +155,11 @@ pub fn load(
         key,
         reason,
     };
-    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let line = e.span().map(|s| line_of(text, s.start));
         err(line, None, e.message().trim().replace('\n', " "))
     })?;
+    let mut table = resolve_extends(table, origin, read_file, 0)?;
     for o in overrides {
         apply(&mut table, o).map_err(|r| err(None, Some(o.key.clone()), format!("--set: {r}")))?;
     }
@@ -269,6 +326,29 @@ mod tests {
         let e = load_str("", &["policy.jitter_mb=600"]).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("policy.jitter_mb"));
         assert_eq!(e.to_string().lines().count(), 1);
+    }
+
+    #[test]
+    fn extends_lays_a_file_over_its_base() {
+        let mut files = |p: &str| match p {
+            "base.toml" => Ok(
+                "name = \"base\"\n[policy]\ncooldown_s = 60\n[policy.lease]\nttl_s = 90\n".into(),
+            ),
+            "loop.toml" => Ok("extends = \"loop.toml\"\n".into()),
+            _ => Err(format!("no file {p}")),
+        };
+        let text = "extends = \"base.toml\"\n[policy.lease]\nenabled = false\n";
+        let (raw, _) = load(text, "t.toml", &[], &mut files).unwrap();
+        assert_eq!(raw.name, "base");
+        assert_eq!(raw.policy.cooldown_s, 60.0);
+        assert_eq!(
+            (raw.policy.lease.ttl_s, raw.policy.lease.enabled),
+            (90.0, false)
+        );
+        let e = load("extends = \"loop.toml\"", "t.toml", &[], &mut files).unwrap_err();
+        assert!(e.reason.contains("levels"), "{e}");
+        let e = load("extends = \"nope.toml\"", "t.toml", &[], &mut files).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("extends"));
     }
 
     #[test]

@@ -240,8 +240,12 @@ pub enum SamplingKind {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawPolicy {
-    /// The RSS trigger: a worker at or over its jittered limit asks to recycle.
+    /// The RSS trigger: a worker at or over its jittered limit asks to recycle...
     pub rss_trigger: bool,
+    /// ...after this many samples in a row over it (Granian `--rss-samples`).
+    pub rss_consecutive_samples: u32,
+    /// uWSGI `min-worker-lifetime`: a worker younger than this is held. 0 = off.
+    pub min_worker_age_s: f64,
     /// Per-worker limit = base +- jitter, drawn at spawn.
     pub base_limit_mb: f64,
     pub jitter_mb: f64,
@@ -291,6 +295,8 @@ impl Default for RawPolicy {
     fn default() -> Self {
         RawPolicy {
             rss_trigger: true,
+            rss_consecutive_samples: 1,
+            min_worker_age_s: 0.0,
             base_limit_mb: 500.0,
             jitter_mb: 40.0,
             hard_limit_mb: 650.0,

@@ -391,6 +391,12 @@ fn gates(p: &RawPolicy) -> Result<Gates, (String, String)> {
         pressure_cooldown_s: p.pressure_cooldown_s,
         escalate_on_ceiling: p.escalate_on_ceiling,
     }];
+    if p.min_worker_age_s > 0.0 {
+        duration("policy.min_worker_age_s", p.min_worker_age_s)?;
+        gates.push(Gate::MinAge {
+            min_age_s: p.min_worker_age_s,
+        });
+    }
     if p.busy_deferral {
         non_negative("policy.busy_rps", p.busy_rps)?;
         duration("policy.defer_max_s", p.defer_max_s)?;
@@ -534,8 +540,15 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
     } else {
         None
     };
+    count(
+        "policy.rss_consecutive_samples",
+        p.rss_consecutive_samples,
+        1,
+        u32::MAX,
+    )?;
     Ok(Triggers {
         rss_limit: p.rss_trigger,
+        rss_consecutive_samples: p.rss_consecutive_samples,
         drift,
         max_requests,
         lifetime,

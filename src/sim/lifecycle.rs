@@ -93,6 +93,7 @@ impl<O: Observer> Sim<'_, O> {
             drift_limit_mb: d.drift_limit_mb,
             garbage_mb: 0.0,
             violations: 0,
+            over_samples: 0,
             successor: None,
             replaces: None,
             over_ceiling_since: None,
@@ -340,6 +341,7 @@ impl<O: Observer> Sim<'_, O> {
         worker.drift_limit_mb = d.drift_limit_mb;
         worker.garbage_mb = 0.0;
         worker.violations = 0;
+        worker.over_samples = 0;
         worker.over_ceiling_since = None;
         worker.rss_changed_at = t;
         worker.noise = d.noise;

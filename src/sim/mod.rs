@@ -194,6 +194,9 @@ impl<'s, O: Observer> Sim<'s, O> {
                 });
             }
             self.handle(t, ev);
+            // Sampled between events: a hand-over inside one event (old
+            // worker drains, successor serves) is not a dip in capacity.
+            self.m.min_serving = self.m.min_serving.min(self.counts.serving);
             if self.check_invariants {
                 self.assert_invariants(t);
             }
@@ -279,7 +282,6 @@ impl<'s, O: Observer> Sim<'s, O> {
         *self.count_of(from) -= 1;
         *self.count_of(to) += 1;
         self.workers[w as usize].state = to;
-        self.m.min_serving = self.m.min_serving.min(self.counts.serving);
     }
 
     fn count_of(&mut self, s: WorkerState) -> &mut u32 {

@@ -42,11 +42,27 @@ impl<O: Observer> Sim<'_, O> {
             .is_some_and(|evil| worker.rss_mb >= evil)
         {
             self.evil_kill(t, w);
-        } else if (triggers.rss_limit || self.sc.saturate) && worker.rss_mb >= worker.limit_mb {
+        } else if self.rss_trigger_fires(w) {
             self.ask(t, w, Cause::RssLimit);
-        } else if let Some(cause) = worker.wants {
+        } else if let Some(cause) = self.workers[w as usize].wants {
             self.ask(t, w, cause);
         }
+    }
+
+    /// The RSS trigger: `consecutive_samples` samples in a row at or over
+    /// the limit (1 for the seeds; Granian counts several).
+    fn rss_trigger_fires(&mut self, w: u32) -> bool {
+        let triggers = &self.sc.policy.triggers;
+        if !(triggers.rss_limit || self.sc.saturate) {
+            return false;
+        }
+        let worker = &mut self.workers[w as usize];
+        if worker.rss_mb < worker.limit_mb {
+            worker.over_samples = 0;
+            return false;
+        }
+        worker.over_samples = worker.over_samples.saturating_add(1);
+        worker.over_samples >= triggers.rss_consecutive_samples
     }
 
     /// The checks a worker runs after each request it serves.
@@ -154,6 +170,7 @@ impl<O: Observer> Sim<'_, O> {
                 .map(|s| (t - s).as_secs_f64()),
             instance_rps: self.instances[i].arrivals.rate(t),
             over_limit_age_s: (t - since).as_secs_f64(),
+            worker_age_s: (t - worker.spawned_at).as_secs_f64(),
             lease_free: self.lease.is_free(t),
             bucket_has_token: self.bucket.as_mut().is_none_or(|b| b.has_token(t)),
             window_count: self.window.as_mut().map_or(0, |c| c.count(t)),

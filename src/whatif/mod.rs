@@ -39,6 +39,12 @@ fn ceiling(gate: &Gate, sc: &Scenario) -> Ceiling {
                  (x 3600 / {pressure_cooldown_s} s under pressure)"
             ),
         ),
+        Gate::MinAge { min_age_s } => (
+            "min_worker_age",
+            per(*min_age_s).map(|r| r * workers),
+            None,
+            format!("each of {workers} workers at most once per {min_age_s} s of life"),
+        ),
         Gate::BusyDeferral { defer_max_s, .. } => (
             "busy_deferral",
             None,
