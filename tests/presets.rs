@@ -1,0 +1,98 @@
+//! Every scenario file under `scenarios/` loads, runs with invariant checks
+//! on every event, and its summary is plausible for the system it models.
+
+use fleetsim::Sim;
+use fleetsim::metrics::{NullObserver, Summary};
+use fleetsim::scenario::load;
+use std::path::Path;
+
+fn run_file(path: &Path) -> Summary {
+    let text = std::fs::read_to_string(path).unwrap();
+    let dir = path.parent().unwrap().to_path_buf();
+    let mut read = |rel: &str| std::fs::read_to_string(dir.join(rel)).map_err(|e| e.to_string());
+    let (_, sc) =
+        load(&text, &path.display().to_string(), &[], &mut read).unwrap_or_else(|e| panic!("{e}"));
+    Sim::new(&sc, 1, NullObserver)
+        .with_invariant_checks()
+        .run()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .summary
+}
+
+/// What each preset must show; every file in scenarios/ must be listed.
+fn plausible(name: &str, s: &Summary, seeds_default: &Summary) {
+    assert!(s.recycles > 0, "{name}: no recycles");
+    assert!(
+        s.requests_failed * 100 < s.requests_total.max(1),
+        "{name}: too many failures"
+    );
+    let all_by = |n: u64| n == s.recycles;
+    match name {
+        "render-2x3" => {
+            assert!(s.lease_acquired > 0 && s.recycles_rss_limit == s.recycles);
+        }
+        "render-2x3-fixed" => {
+            assert_eq!(
+                s.lease_bypass_hard_ceiling + s.max_overshoot_mb.max(0.0) as u64,
+                0
+            );
+            assert!(
+                s.recycles_per_hour <= 8.0 + 2.0 / s.duration_h + 1e-9
+                    || s.bucket_bypass_pressure > 0
+            );
+            assert!(s.recycles_young_fraction < seeds_default.recycles_young_fraction);
+        }
+        "gunicorn-max-requests" => {
+            assert!(all_by(s.recycles_max_requests));
+            assert!(s.requests_per_worker_min >= Some(1000.0));
+            assert!(s.requests_per_worker_max <= Some(1100.0));
+        }
+        "php-fpm-max-requests" => {
+            assert!(all_by(s.recycles_max_requests));
+            assert_eq!(s.requests_per_worker_min, Some(500.0));
+            assert_eq!(s.requests_per_worker_max, Some(500.0));
+        }
+        "uwsgi-reload-on-rss" => {
+            assert!(all_by(s.recycles_rss_limit + s.recycles_max_requests));
+            assert_eq!(s.lease_acquired, 0);
+        }
+        "unicorn-worker-killer" => {
+            assert!(all_by(s.recycles_rss_limit + s.recycles_max_requests));
+        }
+        "puma-worker-killer" => {
+            assert!(all_by(s.recycles_instance_memory + s.recycles_lifetime));
+            assert!(s.recycles_instance_memory > 0);
+            // It lets workers grow until the instance is nearly full.
+            assert!(s.max_rss_mb > seeds_default.max_rss_mb);
+        }
+        "passenger-rolling" | "granian-max-rss" => {
+            assert!(all_by(s.recycles_rss_limit));
+            assert!(s.capacity_loss_fraction < seeds_default.capacity_loss_fraction / 10.0);
+        }
+        "leakless" => {
+            assert!(s.recycles_drift > 0);
+            assert!(all_by(
+                s.recycles_drift + s.recycles_rss_limit + s.recycles_max_requests
+            ));
+        }
+        other => panic!("scenarios/{other}.toml has no plausibility check: add one"),
+    }
+}
+
+#[test]
+fn every_scenario_file_runs_and_is_plausible() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let seeds_default = run_file(&dir.join("render-2x3.toml"));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "the presets are missing: {files:?}");
+    for path in files {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let s = run_file(&path);
+        plausible(&name, &s, &seeds_default);
+    }
+}
