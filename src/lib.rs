@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod policy;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 pub mod traffic;
 pub mod whatif;
 

@@ -23,6 +23,7 @@ pub enum Stream {
     MemoryNoise = 8,
     WarmStart = 9,
     Trigger = 10,
+    Sampler = 11,
 }
 
 /// The generator every stream uses.

@@ -258,3 +258,26 @@ mod tests {
         assert_eq!(peak_hour(&[t(0), t(4000), t(8000)]), 1);
     }
 }
+
+impl Summary {
+    /// Every numeric metric by its `summary.json` name, in field order;
+    /// `None` values (no recycles, no latency) are NaN.
+    pub fn metrics(&self) -> Vec<(String, f64)> {
+        let v = serde_json::to_value(self).expect("a summary serialises");
+        let map = v.as_object().expect("a summary is an object");
+        map.iter()
+            .filter(|(k, _)| k.as_str() != "scenario")
+            .map(|(k, v)| (k.clone(), v.as_f64().unwrap_or(f64::NAN)))
+            .collect()
+    }
+
+    /// The names `metrics` returns, for validating sweep objectives.
+    pub fn metric_names() -> Vec<String> {
+        Metrics::default()
+            .summary("", 0, SimTime(1), 1)
+            .metrics()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    }
+}
