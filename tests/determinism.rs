@@ -19,7 +19,8 @@ const SETS: [&str; 2] = ["fleet.leak.mean_mb_per_request=0.3", "workload.rps=2"]
 
 fn run_cli(seed: u64, out: &Path) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fleetsim"));
-    cmd.arg("run").args(["--hours", "6", "--seed", &seed.to_string()]);
+    cmd.arg("run")
+        .args(["--hours", "6", "--seed", &seed.to_string()]);
     for s in SETS {
         cmd.args(["--set", s]);
     }
@@ -46,7 +47,11 @@ fn the_binary_writes_identical_bytes_for_one_seed() {
     run_cli(7, b.path());
     run_cli(8, c.path());
     for name in FILES {
-        let (x, y, z) = (read(a.path(), name), read(b.path(), name), read(c.path(), name));
+        let (x, y, z) = (
+            read(a.path(), name),
+            read(b.path(), name),
+            read(c.path(), name),
+        );
         assert!(x == y, "{name}: two runs with seed 7 differ");
         assert!(x != z, "{name}: seeds 7 and 8 wrote the same bytes");
     }
@@ -56,7 +61,11 @@ fn the_binary_writes_identical_bytes_for_one_seed() {
     assert!(recycles > 20, "{recycles} recycles in events.csv");
     assert!(events.contains(",retry_ok,"));
     let timeline = String::from_utf8(read(a.path(), "timeline.csv")).unwrap();
-    assert_eq!(timeline.lines().count(), 1 + 6 * 60, "header + one row a minute");
+    assert_eq!(
+        timeline.lines().count(),
+        1 + 6 * 60,
+        "header + one row a minute"
+    );
     // No partial files are left behind.
     let leftovers: Vec<_> = std::fs::read_dir(a.path())
         .unwrap()
@@ -73,7 +82,10 @@ fn the_binary_summary_is_the_library_summary() {
     let sets: Vec<&str> = SETS.iter().copied().chain(["run.duration_h=6"]).collect();
     let lib = check(&sets, 11);
     let json = serde_json::to_string_pretty(&lib).unwrap() + "\n";
-    assert_eq!(String::from_utf8(read(dir.path(), "summary.json")).unwrap(), json);
+    assert_eq!(
+        String::from_utf8(read(dir.path(), "summary.json")).unwrap(),
+        json
+    );
 }
 
 #[test]
