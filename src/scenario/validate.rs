@@ -47,6 +47,17 @@ fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
     Ok(SimTime::from_secs_f64(v))
 }
 
+/// A duration that must stay positive once rounded to the clock's
+/// microsecond: a tick or step of 0 us would reschedule itself forever.
+fn positive_duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
+    positive(key, v)?;
+    let d = duration(key, v)?;
+    if d == SimTime::ZERO {
+        fail(key, format!("{v} s rounds to 0 us: must be at least 1 us"))?;
+    }
+    Ok(d)
+}
+
 fn count(key: &str, v: u32, min: u32, max: u32) -> Check {
     if v < min || v > max {
         return fail(key, format!("must be between {min} and {max}, got {v}"));
@@ -87,7 +98,7 @@ fn build(
         name: raw.name.clone(),
         duration: window,
         max_events: raw.run.max_events,
-        timeline_step: duration("run.timeline_step_s", raw.run.timeline_step_s)?,
+        timeline_step: positive_duration("run.timeline_step_s", raw.run.timeline_step_s)?,
         fleet,
         workload,
         client,
@@ -298,7 +309,7 @@ fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
         SamplingKind::Timer => {
             positive("policy.tick_s", p.tick_s)?;
             Sampling::Timer {
-                tick: duration("policy.tick_s", p.tick_s)?,
+                tick: positive_duration("policy.tick_s", p.tick_s)?,
             }
         }
         SamplingKind::Requests => {
