@@ -89,8 +89,11 @@ impl Observer for Recorder {
             None => self.events.push((row.kind, 1)),
         }
         if row.kind == EventKind::WorkerRecycled {
-            let d = row.decision.expect("a recycle row carries its decision");
-            let w = row.worker.expect("a recycle row names its worker");
+            let d = row
+                .decision
+                .as_ref()
+                .expect("a recycle row carries its decision");
+            let w = row.worker.as_ref().expect("a recycle row names its worker");
             self.recycles.push(Recycle {
                 t_s: row.t.as_secs_f64(),
                 instance: row.instance,
