@@ -171,6 +171,9 @@ impl<O: Observer> Sim<'_, O> {
             && self.workers[w as usize].requests.is_multiple_of(n)
         {
             self.sample(t, w);
+            if self.workers[w as usize].generation != generation {
+                return; // the sample recycled the idle worker and it exited at once
+            }
         }
         self.slot_freed(t, w, slot);
     }
