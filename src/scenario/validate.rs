@@ -46,6 +46,17 @@ fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
     Ok(SimTime::from_secs_f64(v))
 }
 
+/// A duration that must stay positive once rounded to the clock's
+/// microsecond: a tick or step of 0 us would reschedule itself forever.
+fn positive_duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
+    positive(key, v)?;
+    let d = duration(key, v)?;
+    if d == SimTime::ZERO {
+        fail(key, format!("{v} s rounds to 0 us: must be at least 1 us"))?;
+    }
+    Ok(d)
+}
+
 fn count(key: &str, v: u32, min: u32, max: u32) -> Check {
     if v < min || v > max {
         return fail(key, format!("must be between {min} and {max}, got {v}"));
@@ -87,7 +98,7 @@ fn build(
         duration: window,
         max_events: raw.run.max_events,
         saturate: raw.run.saturate,
-        timeline_step: duration("run.timeline_step_s", raw.run.timeline_step_s)?,
+        timeline_step: positive_duration("run.timeline_step_s", raw.run.timeline_step_s)?,
         fleet,
         workload,
         client,
@@ -277,13 +288,13 @@ fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
                 positive("policy.near_tick_s", p.near_tick_s)?;
                 Some((
                     p.near_limit_fraction,
-                    duration("policy.near_tick_s", p.near_tick_s)?,
+                    positive_duration("policy.near_tick_s", p.near_tick_s)?,
                 ))
             } else {
                 None
             };
             Sampling::Timer {
-                tick: duration("policy.tick_s", p.tick_s)?,
+                tick: positive_duration("policy.tick_s", p.tick_s)?,
                 near,
             }
         }
@@ -489,7 +500,7 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
     let lifetime = if l.enabled {
         positive("policy.lifetime.max_s", l.max_s)?;
         Some(Lifetime {
-            max: duration("policy.lifetime.max_s", l.max_s)?,
+            max: positive_duration("policy.lifetime.max_s", l.max_s)?,
             jitter: duration("policy.lifetime.jitter_s", l.jitter_s)?,
             spread: spread(l.spread),
         })
@@ -535,7 +546,7 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
         positive("policy.instance_memory.frequency_s", im.frequency_s)?;
         Some(InstanceMemory {
             percent_usage: im.percent_usage,
-            frequency: duration("policy.instance_memory.frequency_s", im.frequency_s)?,
+            frequency: positive_duration("policy.instance_memory.frequency_s", im.frequency_s)?,
         })
     } else {
         None

@@ -249,6 +249,10 @@ impl<O: Observer> Sim<'_, O> {
 
     pub(super) fn begin_drain(&mut self, t: SimTime, w: u32) {
         self.set_state(t, w, WorkerState::Draining);
+        // A draining worker takes no new work: its free slots (concurrency
+        // > 1) leave the idle queue now, not lazily at its exit.
+        let i = self.workers[w as usize].instance;
+        self.instances[i as usize].idle.retain(|&(e, _)| e != w);
         let worker = &self.workers[w as usize];
         if worker.in_flight == 0 {
             self.exit(t, w);

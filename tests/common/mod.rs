@@ -1,0 +1,137 @@
+//! Shared helpers for the integration tests: scenarios are the embedded
+//! default plus `--set`-style overrides, and every run checks every
+//! invariant after every event (data-driven, in the style of
+//! rust-analyzer's `check(input, expected)`).
+//!
+//! Each test crate compiles this module on its own and uses a different
+//! part of it, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use fleetsim::metrics::{EventKind, EventRow, LeaseOutcome, Observer, Summary, TimelineRow};
+use fleetsim::scenario::{self, DEFAULT_SCENARIO, Override, ScenarioError, parse_override};
+use fleetsim::{Scenario, Sim};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Scenarios in tests never read side files.
+fn no_files(path: &str) -> Result<String, String> {
+    Err(format!("tests read no files ({path})"))
+}
+
+/// The embedded default with `sets` applied (`"policy.cooldown_s=60"`),
+/// or the loader's error.
+pub fn try_scenario(sets: &[&str]) -> Result<Scenario, ScenarioError> {
+    let overrides: Vec<Override> = sets
+        .iter()
+        .map(|s| parse_override(s).unwrap_or_else(|e| panic!("bad override in a test: {e}")))
+        .collect();
+    scenario::load(DEFAULT_SCENARIO, "<test>", &overrides, &mut no_files).map(|(_, sc)| sc)
+}
+
+/// The embedded default with `sets` applied; panics on an invalid scenario.
+pub fn scenario(sets: &[&str]) -> Scenario {
+    try_scenario(sets).unwrap_or_else(|e| panic!("invalid test scenario {sets:?}: {e}"))
+}
+
+/// Runs `sc` with every invariant checked after every event.
+pub fn run_checked<O: Observer>(sc: &Scenario, seed: u64, obs: O) -> Summary {
+    Sim::new(sc, seed, obs)
+        .with_invariant_checks()
+        .run()
+        .unwrap_or_else(|e| panic!("run failed (seed {seed}): {e}"))
+        .summary
+}
+
+/// The default plus `sets`, run with invariant checks on every event.
+pub fn check(sets: &[&str], seed: u64) -> Summary {
+    run_checked(&scenario(sets), seed, fleetsim::metrics::NullObserver)
+}
+
+/// Like `check`, with an observer that sees every row.
+pub fn check_with<O: Observer>(sets: &[&str], seed: u64, obs: O) -> Summary {
+    run_checked(&scenario(sets), seed, obs)
+}
+
+/// One `worker_recycled` row, reduced to what the seeds' analyses use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recycle {
+    pub t_s: f64,
+    pub instance: u32,
+    pub lease: LeaseOutcome,
+    pub pressure: bool,
+    pub rss_mb: f64,
+    pub last_recycle_age_s: Option<f64>,
+}
+
+/// Collects recycle rows (and counts every event kind) as they happen.
+#[derive(Default)]
+pub struct Recorder {
+    pub recycles: Vec<Recycle>,
+    pub events: Vec<(EventKind, u64)>,
+    /// Backlog snapshots, one per timeline row.
+    pub backlog_sum: u64,
+    pub timeline_rows: u64,
+}
+
+impl Recorder {
+    pub fn count(&self, kind: EventKind) -> u64 {
+        self.events
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+impl Observer for Recorder {
+    fn event(&mut self, row: &EventRow) {
+        match self.events.iter_mut().find(|(k, _)| *k == row.kind) {
+            Some((_, n)) => *n += 1,
+            None => self.events.push((row.kind, 1)),
+        }
+        if row.kind == EventKind::WorkerRecycled {
+            let d = row
+                .decision
+                .as_ref()
+                .expect("a recycle row carries its decision");
+            let w = row.worker.as_ref().expect("a recycle row names its worker");
+            self.recycles.push(Recycle {
+                t_s: row.t.as_secs_f64(),
+                instance: row.instance,
+                lease: d.lease,
+                pressure: d.pressure,
+                rss_mb: w.rss_mb,
+                last_recycle_age_s: d.last_recycle_age_s,
+            });
+        }
+    }
+
+    fn timeline(&mut self, row: &TimelineRow) {
+        self.backlog_sum += row.backlog;
+        self.timeline_rows += 1;
+    }
+}
+
+/// A fresh, empty directory under the system temp dir, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("fleetsim-test-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create a temp dir");
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
