@@ -236,29 +236,6 @@ impl Metrics {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantiles_interpolate_like_numpy() {
-        let xs = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(quantile_sorted(&xs, 0.5), Some(2.5));
-        assert_eq!(quantile_sorted(&xs, 0.0), Some(1.0));
-        assert_eq!(quantile_sorted(&xs, 1.0), Some(4.0));
-        assert!((quantile_sorted(&xs, 0.1).unwrap() - 1.3).abs() < 1e-12);
-        assert_eq!(quantile_sorted(&[], 0.5), None);
-    }
-
-    #[test]
-    fn peak_hour_slides() {
-        let t = |s| SimTime::from_secs(s);
-        assert_eq!(peak_hour(&[]), 0);
-        assert_eq!(peak_hour(&[t(0), t(3599), t(3600), t(3700)]), 3);
-        assert_eq!(peak_hour(&[t(0), t(4000), t(8000)]), 1);
-    }
-}
-
 impl Summary {
     /// Every numeric metric by its `summary.json` name, in field order;
     /// `None` values (no recycles, no latency) are NaN.
@@ -279,5 +256,28 @@ impl Summary {
             .into_iter()
             .map(|(k, _)| k)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_like_numpy() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile_sorted(&xs, 0.5), Some(2.5));
+        assert_eq!(quantile_sorted(&xs, 0.0), Some(1.0));
+        assert_eq!(quantile_sorted(&xs, 1.0), Some(4.0));
+        assert!((quantile_sorted(&xs, 0.1).unwrap() - 1.3).abs() < 1e-12);
+        assert_eq!(quantile_sorted(&[], 0.5), None);
+    }
+
+    #[test]
+    fn peak_hour_slides() {
+        let t = |s| SimTime::from_secs(s);
+        assert_eq!(peak_hour(&[]), 0);
+        assert_eq!(peak_hour(&[t(0), t(3599), t(3600), t(3700)]), 3);
+        assert_eq!(peak_hour(&[t(0), t(4000), t(8000)]), 1);
     }
 }
