@@ -5,6 +5,7 @@ mod output;
 mod run;
 mod saturate;
 mod scenario_cmd;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +35,10 @@ enum Command {
     Run(run::RunArgs),
     /// What the policy permits at saturation, and the churn the clients absorb.
     Saturate(saturate::SaturateArgs),
+    /// Run a parameter sweep: parallel, resumable (--resume), shardable (--shard K/N).
+    Sweep(sweep::SweepArgs),
+    /// Combine the outputs of a sharded sweep.
+    Merge(sweep::MergeArgs),
     /// Inspect scenario files.
     #[command(subcommand)]
     Scenario(scenario_cmd::ScenarioCmd),
@@ -66,6 +71,8 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Saturate(args) => saturate::run(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => sweep::merge(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
     };
     match result {

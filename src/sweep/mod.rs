@@ -7,6 +7,8 @@
 //! configuration index, replication).
 
 pub mod aggregate;
+pub mod csvio;
+pub mod runner;
 pub mod space;
 pub mod spec;
 pub mod stats;

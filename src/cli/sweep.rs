@@ -1,0 +1,498 @@
+//! `fleetsim sweep` and `fleetsim merge`: parallel, resumable, shardable
+//! parameter sweeps. Rows are appended to `trials.csv` in trial order as
+//! chunks finish (flushed), final files are written atomically.
+
+use super::Failure;
+use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use clap::Args;
+use fleetsim::metrics::Summary;
+use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
+use fleetsim::sweep::csvio::{self, Row};
+use fleetsim::sweep::runner::{self, Base};
+use fleetsim::sweep::{RawSweep, Sweep};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeSet;
+use std::fs::{self, OpenOptions};
+use std::io::{BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The sweep file (TOML): base scenario, parameters, sampler, objectives.
+    pub sweep: PathBuf,
+    /// Output directory [default: out/<sweep>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: all cores]. Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run only trials with index % N == K, e.g. --shard $JOB_COMPLETION_INDEX/8.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Continue an interrupted sweep from its trials.csv.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Shard output directories of one sweep.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged outputs go.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// A sweep loaded with its resolved base.
+struct Loaded {
+    text: String,
+    sweep: Sweep,
+    base: Base,
+    base_toml: String,
+}
+
+fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let at = |key: &str, reason: String| {
+        let line = fleetsim::scenario::load::find_key_line(&text, key)
+            .map(|l| format!(":{l}"))
+            .unwrap_or_default();
+        Failure::input(format!("{}{line}: key `{key}`: {reason}", path.display()))
+    };
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
+        let line = line.map(|l| format!(":{l}")).unwrap_or_default();
+        Failure::input(format!("{}{line}: {}", path.display(), e.message().trim()))
+    })?;
+    let raw: RawSweep =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            at(
+                &e.path().to_string(),
+                e.inner().message().trim().to_string(),
+            )
+        })?;
+    let sweep = fleetsim::sweep::validate(&raw).map_err(|(k, r)| at(&k, r))?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let scenario_args = ScenarioArgs {
+        scenario: (!raw.base.is_empty()).then(|| dir.join(&raw.base)),
+        set: vec![],
+    };
+    let loaded = load_scenario(&scenario_args, None)
+        .map_err(|f| Failure::input(format!("{} (base of {})", f.message, path.display())))?;
+    let series = if loaded.raw.workload.profile == fleetsim::scenario::raw::ProfileKind::Series {
+        let base_dir = scenario_args
+            .scenario
+            .as_ref()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        let p = base_dir.join(&loaded.raw.workload.series_csv);
+        Some(fs::read_to_string(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?)
+    } else {
+        None
+    };
+    let base = Base::new(&loaded.raw, &loaded.stem, series, sweep.hours);
+    let base_toml = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
+    Ok(Loaded {
+        text,
+        sweep,
+        base,
+        base_toml,
+    })
+}
+
+fn parse_shard(s: &Option<String>) -> Result<(u64, u64), Failure> {
+    let Some(s) = s else { return Ok((0, 1)) };
+    let bad = || {
+        Failure::input(format!(
+            "--shard `{s}`: expected K/N with 0 <= K < N, e.g. 3/8"
+        ))
+    };
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u64, u64) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || k >= n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+fn io_err(p: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| Failure::run(format!("{}: {e}", p.display()))
+}
+
+pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
+    let l = load_sweep(&args.sweep)?;
+    let shard = parse_shard(&args.shard)?;
+    let stem = args
+        .sweep
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/{stem}")));
+    fs::create_dir_all(&out).map_err(io_err(&out))?;
+    let trials_path = out.join("trials.csv");
+    let done = prepare(&l, &out, &trials_path, args.resume)?;
+    let pending = runner::pending(&l.sweep, shard, &done);
+    let total = (l.sweep.config_count() + 1) * l.sweep.replications;
+    eprintln!(
+        "sweep {}: {} configurations + base x {} replications = {total} trials; this run: {} ({} done before){}",
+        args.sweep.display(),
+        l.sweep.config_count(),
+        l.sweep.replications,
+        pending.len(),
+        done.len(),
+        if shard.1 > 1 {
+            format!(", shard {}/{}", shard.0, shard.1)
+        } else {
+            String::new()
+        }
+    );
+    let stopped = run_pending(&l, &pending, &trials_path, args.threads)?;
+    if stopped {
+        eprintln!(
+            "interrupted: finished trials are in {}; resume with: fleetsim sweep {} --out {} --resume{}",
+            trials_path.display(),
+            args.sweep.display(),
+            out.display(),
+            args.shard
+                .as_ref()
+                .map(|s| format!(" --shard {s}"))
+                .unwrap_or_default()
+        );
+        return Err(Failure::run("sweep interrupted"));
+    }
+    if shard.1 > 1 {
+        println!(
+            "shard {}/{} done: {}; combine the shards with: fleetsim merge DIR... --out DIR",
+            shard.0,
+            shard.1,
+            trials_path.display()
+        );
+        return Ok(());
+    }
+    let rows = read_rows(&l.sweep, &trials_path)?;
+    finalize(&l, &out, rows)
+}
+
+/// Writes the sweep's inputs beside its outputs and opens trials.csv:
+/// fresh (refusing to overwrite) or resumed (cutting a partial last line).
+fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeSet<u64>, Failure> {
+    let sweep_copy = out.join("sweep.toml");
+    if resume {
+        let before = fs::read_to_string(&sweep_copy).map_err(io_err(&sweep_copy))?;
+        if before != l.text {
+            return Err(Failure::input(format!(
+                "{}: the sweep file changed since this run started; resume needs the same file",
+                sweep_copy.display()
+            )));
+        }
+        let f = fs::File::open(trials).map_err(io_err(trials))?;
+        let read = csvio::read(&l.sweep, BufReader::new(f))
+            .map_err(|e| Failure::input(format!("{}: {e}", trials.display())))?;
+        let file = OpenOptions::new()
+            .write(true)
+            .open(trials)
+            .map_err(io_err(trials))?;
+        file.set_len(read.complete_len).map_err(io_err(trials))?;
+        if read.complete_len == 0 {
+            write_header(&l.sweep, trials)?;
+        }
+        return Ok(read.rows.iter().map(|r| r.trial).collect());
+    }
+    if trials.exists() {
+        return Err(Failure::input(format!(
+            "{} exists: add --resume to continue it, or choose another --out",
+            trials.display()
+        )));
+    }
+    for (name, text) in [("sweep.toml", &l.text), ("base.toml", &l.base_toml)] {
+        let mut f = AtomicFile::create(out.join(name))?;
+        f.write_all(text.as_bytes())
+            .map_err(io_err(&out.join(name)))?;
+        f.commit()?;
+    }
+    write_header(&l.sweep, trials)?;
+    Ok(BTreeSet::new())
+}
+
+fn write_header(sweep: &Sweep, trials: &Path) -> Result<(), Failure> {
+    let f = fs::File::create(trials).map_err(io_err(trials))?;
+    csvio::write_rows(f, &[csvio::header(sweep)]).map_err(io_err(trials))
+}
+
+/// Runs the pending trials chunk by chunk, appending each chunk's rows in
+/// order. Returns whether Ctrl-C stopped it.
+fn run_pending(
+    l: &Loaded,
+    pending: &[u64],
+    trials: &Path,
+    threads: Option<usize>,
+) -> Result<bool, Failure> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| Failure::run(format!("thread pool: {e}")))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    // A second handler cannot be installed (merge after sweep in one process): ignore.
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let bar = progress(pending.len() as u64);
+    let mut file = OpenOptions::new()
+        .append(true)
+        .open(trials)
+        .map_err(io_err(trials))?;
+    let chunk = (pool.current_num_threads() * 4).max(8);
+    for part in pending.chunks(chunk) {
+        if stop.load(Ordering::SeqCst) {
+            bar.abandon();
+            return Ok(true);
+        }
+        let done = pool.install(|| runner::run_chunk(&l.base, &l.sweep, part));
+        let rows: Vec<Vec<String>> = done.iter().map(|t| csvio::row(&l.sweep, t)).collect();
+        csvio::write_rows(&mut file, &rows).map_err(io_err(trials))?;
+        file.flush().map_err(io_err(trials))?;
+        bar.inc(part.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(stop.load(Ordering::SeqCst))
+}
+
+fn progress(len: u64) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} trials, {per_sec}, ETA {eta}")
+            .expect("a valid template"),
+    );
+    bar
+}
+
+fn read_rows(sweep: &Sweep, path: &Path) -> Result<Vec<Row>, Failure> {
+    let f = fs::File::open(path).map_err(io_err(path))?;
+    csvio::read(sweep, BufReader::new(f))
+        .map(|r| r.rows)
+        .map_err(|e| Failure::input(format!("{}: {e}", path.display())))
+}
+
+pub fn merge(args: MergeArgs) -> Result<(), Failure> {
+    let first = &args.dirs[0];
+    let l = load_sweep(&first.join("sweep.toml"))?;
+    let mut rows: Vec<Row> = Vec::new();
+    for d in &args.dirs {
+        let text =
+            fs::read_to_string(d.join("sweep.toml")).map_err(io_err(&d.join("sweep.toml")))?;
+        if text != l.text {
+            return Err(Failure::input(format!(
+                "{}: a different sweep from {}",
+                d.display(),
+                first.display()
+            )));
+        }
+        rows.extend(read_rows(&l.sweep, &d.join("trials.csv"))?);
+    }
+    rows.sort_by_key(|r| r.trial);
+    let total = (l.sweep.config_count() + 1) * l.sweep.replications;
+    let dups = rows.windows(2).filter(|w| w[0].trial == w[1].trial).count();
+    let distinct = rows.len() - dups;
+    if dups > 0 || distinct as u64 != total {
+        return Err(Failure::input(format!(
+            "shards do not add up: {distinct} distinct trials of {total}, {dups} duplicated; \
+             run the missing shards (or --resume them) before merging"
+        )));
+    }
+    fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
+    let mut f = AtomicFile::create(args.out.join("trials.csv"))?;
+    let header = csvio::header(&l.sweep);
+    let mut out_rows = vec![header];
+    for d in &args.dirs {
+        let text = fs::read_to_string(d.join("trials.csv")).map_err(io_err(d))?;
+        let mut rdr = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| Failure::input(format!("{}: {e}", d.display())))?;
+            out_rows.push(rec.iter().map(str::to_string).collect());
+        }
+    }
+    let body = &mut out_rows[1..];
+    body.sort_by_key(|r| r[0].parse::<u64>().unwrap_or(u64::MAX));
+    csvio::write_rows(&mut f, &out_rows).map_err(io_err(&args.out))?;
+    f.commit()?;
+    let mut f = AtomicFile::create(args.out.join("sweep.toml"))?;
+    f.write_all(l.text.as_bytes()).map_err(io_err(&args.out))?;
+    f.commit()?;
+    finalize(&l, &args.out, rows)
+}
+
+/// results.csv, pareto.csv, best.toml and the printed table.
+fn finalize(l: &Loaded, out: &Path, rows: Vec<Row>) -> Result<(), Failure> {
+    let names = Summary::metric_names();
+    let lookup = |r: &Row, m: &str| {
+        names
+            .iter()
+            .position(|n| n == m)
+            .map_or(f64::NAN, |i| r.metrics[i])
+    };
+    let mut agg = Aggregate::new(&l.sweep);
+    for r in rows.iter().filter(|r| r.config == 0 && !r.error) {
+        agg.base(r.replication, &|m| lookup(r, m));
+    }
+    for r in &rows {
+        let f = |m: &str| lookup(r, m);
+        agg.push(
+            r.config,
+            r.replication,
+            (!r.error).then_some(&f as &dyn Fn(&str) -> f64),
+        );
+    }
+    let results = agg.finish();
+    write_results(l, &out.join("results.csv"), &results)?;
+    let front: Vec<ConfigResult> = aggregate::pareto(&l.sweep, &results)
+        .into_iter()
+        .cloned()
+        .collect();
+    write_results(l, &out.join("pareto.csv"), &front)?;
+    let ranked = aggregate::ranked(&results);
+    let Some(best) = ranked.first() else {
+        println!(
+            "no feasible configuration; see {}",
+            out.join("results.csv").display()
+        );
+        return Ok(());
+    };
+    write_best(l, &out.join("best.toml"), best)?;
+    print_top(l, &results, &ranked);
+    println!(
+        "wrote {}/{{trials,results,pareto}}.csv and best.toml",
+        out.display()
+    );
+    Ok(())
+}
+
+fn params_of(l: &Loaded, config: u64) -> Vec<String> {
+    let c = l.sweep.config(config);
+    l.sweep
+        .params
+        .iter()
+        .map(|p| {
+            c.iter()
+                .find(|(k, _)| *k == p.key)
+                .map_or("base".into(), |(_, v)| v.to_string())
+        })
+        .collect()
+}
+
+fn write_results(l: &Loaded, path: &Path, results: &[ConfigResult]) -> Result<(), Failure> {
+    let mut head: Vec<String> = vec!["config".into()];
+    head.extend(l.sweep.params.iter().map(|p| p.key.clone()));
+    head.extend(["n", "errors", "feasible"].map(String::from));
+    for o in &l.sweep.objectives {
+        head.push(format!("{}_mean", o.metric));
+        head.push(format!("{}_ci95", o.metric));
+    }
+    head.extend(
+        [
+            "scalar_mean",
+            "scalar_ci95",
+            "diff_vs_base_mean",
+            "diff_vs_base_ci95",
+        ]
+        .map(String::from),
+    );
+    let mut rows = vec![head];
+    for r in results {
+        let mut row = vec![r.config.to_string()];
+        row.extend(params_of(l, r.config));
+        row.extend([
+            r.n.to_string(),
+            r.errors.to_string(),
+            r.feasible.to_string(),
+        ]);
+        for (m, c) in r.objective_mean.iter().zip(&r.objective_ci95) {
+            row.push(num(*m));
+            row.push(num(*c));
+        }
+        row.extend([
+            num(r.scalar_mean),
+            num(r.scalar_ci95),
+            num(r.diff_mean),
+            num(r.diff_ci95),
+        ]);
+        rows.push(row);
+    }
+    let mut f = AtomicFile::create(path.to_path_buf())?;
+    csvio::write_rows(&mut f, &rows).map_err(io_err(path))?;
+    f.commit()
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
+    }
+}
+
+fn write_best(l: &Loaded, path: &Path, best: &ConfigResult) -> Result<(), Failure> {
+    let (raw, _) = l
+        .base
+        .scenario(&l.sweep.config(best.config))
+        .map_err(|e| Failure::run(e.to_string()))?;
+    let body = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
+    let mut f = AtomicFile::create(path.to_path_buf())?;
+    let head = format!(
+        "# best configuration {} of the sweep: scalar objective {:.6} +- {:.6} (95% CI),\n\
+         # {:+.6} +- {:.6} against the base, paired over {} replications\n",
+        best.config, best.scalar_mean, best.scalar_ci95, best.diff_mean, best.diff_ci95, best.n
+    );
+    f.write_all(head.as_bytes())
+        .and_then(|_| f.write_all(body.as_bytes()))
+        .map_err(io_err(path))?;
+    f.commit()
+}
+
+fn print_top(l: &Loaded, results: &[ConfigResult], ranked: &[&ConfigResult]) {
+    let base = results.iter().find(|r| r.config == 0);
+    let keys: Vec<&str> = l.sweep.params.iter().map(|p| p.key.as_str()).collect();
+    println!(
+        "top configurations (scalar objective, smaller is better; differences paired with the base):"
+    );
+    println!(
+        "{:>7}  {:<40}  {:>24}  {:>26}",
+        "config",
+        keys.join(", "),
+        "scalar (95% CI)",
+        "vs base (95% CI)"
+    );
+    if let Some(b) = base {
+        println!(
+            "{:>7}  {:<40}  {:>24}",
+            "base",
+            "-",
+            format!("{:.5} +- {:.5}", b.scalar_mean, b.scalar_ci95)
+        );
+    }
+    for r in ranked.iter().take(10) {
+        let verdict = if r.diff_mean + r.diff_ci95 < 0.0 {
+            " better"
+        } else {
+            ""
+        };
+        println!(
+            "{:>7}  {:<40}  {:>24}  {:>26}{verdict}",
+            r.config,
+            params_of(l, r.config).join(", "),
+            format!("{:.5} +- {:.5}", r.scalar_mean, r.scalar_ci95),
+            format!("{:+.5} +- {:.5}", r.diff_mean, r.diff_ci95)
+        );
+    }
+}

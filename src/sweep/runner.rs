@@ -1,0 +1,109 @@
+//! Running trials: the base scenario with one configuration's overrides,
+//! at one replication's seed. Chunks run in parallel (rayon) and come back
+//! in trial order, so what is written never depends on the thread count.
+
+use super::space::{Config, Sweep};
+use super::{replication_seed, trial_index};
+use crate::metrics::Summary;
+use crate::scenario::{Override, RawScenario, ScenarioError, load};
+use crate::{Scenario, run_summary};
+use rayon::prelude::*;
+
+/// The base scenario, resolved once (extends merged, files read), so that
+/// trials on any thread rebuild it from text alone.
+#[derive(Clone, Debug)]
+pub struct Base {
+    text: String,
+    origin: String,
+    /// `(workload.series_csv as written, its content)`.
+    series: Option<(String, String)>,
+    hours: Option<f64>,
+}
+
+impl Base {
+    pub fn new(
+        raw: &RawScenario,
+        origin: &str,
+        series: Option<String>,
+        hours: Option<f64>,
+    ) -> Self {
+        Base {
+            text: toml::to_string(raw).expect("a raw scenario serialises"),
+            origin: origin.to_string(),
+            series: series.map(|s| (raw.workload.series_csv.clone(), s)),
+            hours,
+        }
+    }
+
+    /// The base with `config` applied, validated.
+    pub fn scenario(&self, config: &Config) -> Result<(RawScenario, Scenario), ScenarioError> {
+        let mut overrides: Vec<Override> = config
+            .iter()
+            .map(|(k, v)| Override {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect();
+        if let Some(h) = self.hours {
+            overrides.push(Override {
+                key: "run.duration_h".into(),
+                value: toml::Value::Float(h),
+            });
+        }
+        let series = self.series.clone();
+        let mut read = |p: &str| match &series {
+            Some((name, content)) if name == p => Ok(content.clone()),
+            _ => Err(format!("{p}: not the base's series file")),
+        };
+        load(&self.text, &self.origin, &overrides, &mut read)
+    }
+}
+
+/// One finished trial.
+#[derive(Clone, Debug)]
+pub struct Trial {
+    pub trial: u64,
+    pub config: u64,
+    pub replication: u64,
+    pub seed: u64,
+    pub result: Result<Summary, String>,
+}
+
+/// Runs one trial by index.
+pub fn run_trial(base: &Base, sweep: &Sweep, trial: u64) -> Trial {
+    let (config, replication) = (trial / sweep.replications, trial % sweep.replications);
+    debug_assert_eq!(trial_index(config, replication, sweep.replications), trial);
+    let seed = replication_seed(sweep.seed, replication);
+    let result = base
+        .scenario(&sweep.config(config))
+        .map_err(|e| e.to_string())
+        .and_then(|(_, sc)| run_summary(&sc, seed).map_err(|e| e.to_string()));
+    Trial {
+        trial,
+        config,
+        replication,
+        seed,
+        result,
+    }
+}
+
+/// Runs trials in parallel on the current rayon pool; results in input order.
+pub fn run_chunk(base: &Base, sweep: &Sweep, trials: &[u64]) -> Vec<Trial> {
+    trials
+        .par_iter()
+        .map(|&t| run_trial(base, sweep, t))
+        .collect()
+}
+
+/// The trials a run still has to do: this shard's share of all trials
+/// (configuration 0, the base, included), minus those already done.
+pub fn pending(
+    sweep: &Sweep,
+    shard: (u64, u64),
+    done: &std::collections::BTreeSet<u64>,
+) -> Vec<u64> {
+    let total = (sweep.config_count() + 1) * sweep.replications;
+    (0..total)
+        .filter(|t| t % shard.1 == shard.0 && !done.contains(t))
+        .collect()
+}
