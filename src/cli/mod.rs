@@ -1,6 +1,7 @@
 //! The command line: clap commands, paths, output files, exit codes.
 //! Everything here is I/O at the edge; the simulation is the library's.
 
+mod optimise;
 mod output;
 mod run;
 mod saturate;
@@ -37,6 +38,8 @@ enum Command {
     Saturate(saturate::SaturateArgs),
     /// Run a parameter sweep: parallel, resumable (--resume), shardable (--shard K/N).
     Sweep(sweep::SweepArgs),
+    /// Search a sweep's space with argmin, then re-check the winner on fresh seeds.
+    Optimise(optimise::OptimiseArgs),
     /// Combine the outputs of a sharded sweep.
     Merge(sweep::MergeArgs),
     /// Inspect scenario files.
@@ -73,6 +76,7 @@ pub fn main() -> i32 {
         Command::Saturate(args) => saturate::run(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
+        Command::Optimise(args) => optimise::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
     };
     match result {

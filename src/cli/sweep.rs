@@ -47,14 +47,14 @@ pub struct MergeArgs {
 }
 
 /// A sweep loaded with its resolved base.
-struct Loaded {
-    text: String,
-    sweep: Sweep,
-    base: Base,
-    base_toml: String,
+pub struct Loaded {
+    pub text: String,
+    pub sweep: Sweep,
+    pub base: Base,
+    pub base_toml: String,
 }
 
-fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
+pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
     let text = fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
     let at = |key: &str, reason: String| {

@@ -65,6 +65,8 @@ impl Constraint {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sweep {
     pub seed: u64,
+    /// Overrides every configuration but the base applies first.
+    pub fixed: Config,
     pub replications: u64,
     pub hours: Option<f64>,
     pub sampler: SamplerKind,
@@ -165,8 +167,11 @@ pub fn validate(raw: &RawSweep) -> Result<Sweep, (String, String)> {
             value: c.value,
         });
     }
+    let mut fixed = Vec::new();
+    flatten("", &raw.fixed, &mut fixed);
     let sweep = Sweep {
         seed: raw.seed,
+        fixed,
         replications: raw.replications,
         hours: raw.hours,
         sampler: raw.sampler,
@@ -183,6 +188,21 @@ pub fn validate(raw: &RawSweep) -> Result<Sweep, (String, String)> {
         ));
     }
     Ok(sweep)
+}
+
+/// `{policy = {lease = {ttl_s = 60}}}` -> `[("policy.lease.ttl_s", 60)]`.
+fn flatten(prefix: &str, t: &toml::Table, out: &mut Config) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(inner) => flatten(&key, inner, out),
+            other => out.push((key, other.clone())),
+        }
+    }
 }
 
 fn param(i: usize, p: &RawParam, sampler: SamplerKind) -> Result<Param, (String, String)> {
@@ -333,11 +353,9 @@ impl Sweep {
                 })
                 .collect(),
         };
-        self.params
-            .iter()
-            .map(|p| p.key.clone())
-            .zip(values)
-            .collect()
+        let mut config = self.fixed.clone();
+        config.extend(self.params.iter().map(|p| p.key.clone()).zip(values));
+        config
     }
 
     /// Latin hypercube: dimension `d` is a seeded permutation of the

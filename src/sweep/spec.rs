@@ -36,6 +36,10 @@ pub struct RawSweep {
     /// Configurations drawn by random, lhs and sobol.
     #[serde(default)]
     pub samples: u64,
+    /// Overrides every configuration shares (not the base), e.g.
+    /// `[fixed.policy.token_bucket]` `enabled = true`.
+    #[serde(default)]
+    pub fixed: toml::Table,
     #[serde(rename = "param", default)]
     pub params: Vec<RawParam>,
     #[serde(rename = "objective", default)]

@@ -1,0 +1,193 @@
+//! `fleetsim optimise`: search a sweep's parameter space with argmin
+//! (screen, particle swarm, Nelder-Mead), then re-evaluate the best
+//! candidates on fresh seeds and report the winner against the base.
+
+use super::Failure;
+use super::output::AtomicFile;
+use super::sweep::{Loaded, load_sweep};
+use clap::Args;
+use fleetsim::metrics::Summary;
+use fleetsim::run_summary;
+use fleetsim::sweep::optimise::{self, Candidate, INFEASIBLE, Settings};
+use fleetsim::sweep::replication_seed;
+use fleetsim::sweep::space::{Config, Sweep};
+use fleetsim::sweep::spec::Direction;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct OptimiseArgs {
+    /// The sweep file: its parameters are the search space, its objectives
+    /// and constraints the cost; `replications` per evaluation.
+    pub sweep: PathBuf,
+    /// Evaluations for the search (each runs `replications` simulations).
+    #[arg(long, default_value_t = 100)]
+    pub budget: u64,
+    /// Fresh replications per finalist [default: 4 x replications, at least 16].
+    #[arg(long)]
+    pub fresh: Option<u64>,
+    /// Output directory [default: out/<sweep>-optimise].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+fn config(sweep: &Sweep, x: &[f64]) -> Config {
+    let mut c = sweep.fixed.clone();
+    c.extend(
+        sweep
+            .params
+            .iter()
+            .zip(x)
+            .map(|(p, u)| (p.key.clone(), p.at(*u))),
+    );
+    c
+}
+
+/// The scalar objective of one run, or the penalty when a constraint fails.
+fn cost(sweep: &Sweep, s: &Summary) -> f64 {
+    let m = s.metrics();
+    let get = |name: &str| {
+        m.iter()
+            .find(|(k, _)| k == name)
+            .map_or(f64::NAN, |(_, v)| *v)
+    };
+    if !sweep.constraints.iter().all(|c| c.holds(get(&c.metric))) {
+        return INFEASIBLE;
+    }
+    sweep
+        .objectives
+        .iter()
+        .map(|o| {
+            let sign = if o.direction == Direction::Minimize {
+                1.0
+            } else {
+                -1.0
+            };
+            o.weight * sign * get(&o.metric)
+        })
+        .sum()
+}
+
+pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
+    let l: Loaded = load_sweep(&args.sweep)?;
+    let sweep = &l.sweep;
+    let objective = |x: Option<&[f64]>, r: u64| -> f64 {
+        let cfg = x.map(|x| config(sweep, x)).unwrap_or_default();
+        let seed = replication_seed(sweep.seed, r);
+        match l.base.scenario(&cfg) {
+            Ok((_, sc)) => run_summary(&sc, seed).map_or(INFEASIBLE, |s| cost(sweep, &s)),
+            Err(_) => INFEASIBLE,
+        }
+    };
+    let settings = Settings {
+        dim: sweep.params.len(),
+        budget: args.budget.max(4),
+        seed: sweep.seed,
+        replications: sweep.replications,
+        fresh_replications: args.fresh.unwrap_or((4 * sweep.replications).max(16)),
+        finalists: 5,
+    };
+    eprintln!(
+        "optimise {}: {} parameters, budget {} evaluations x {} replications, then 5 finalists x {} fresh",
+        args.sweep.display(),
+        settings.dim,
+        settings.budget,
+        settings.replications,
+        settings.fresh_replications
+    );
+    let (cands, trace) = optimise::optimise(&settings, &objective)
+        .map_err(|e| Failure::run(format!("optimiser: {e}")))?;
+    let stem = args
+        .sweep
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/{stem}-optimise")));
+    std::fs::create_dir_all(&out).map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
+    write_trace(sweep, &out, &trace)?;
+    let Some(best) = cands.first().filter(|c| c.fresh_mean < INFEASIBLE) else {
+        println!("no feasible point found; see {}/trace.csv", out.display());
+        return Ok(());
+    };
+    let (raw, _) = l
+        .base
+        .scenario(&config(sweep, &best.x))
+        .map_err(|e| Failure::run(e.to_string()))?;
+    let mut f = AtomicFile::create(out.join("best.toml"))?;
+    let head = format!(
+        "# fleetsim optimise {}: fresh-seed cost {:.6} +- {:.6}, {:+.6} +- {:.6} against the base (95% CI, paired)\n",
+        args.sweep.display(),
+        best.fresh_mean,
+        best.fresh_ci95,
+        best.diff_mean,
+        best.diff_ci95
+    );
+    let body = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
+    f.write_all(head.as_bytes())
+        .and_then(|_| f.write_all(body.as_bytes()))
+        .map_err(|e| Failure::run(e.to_string()))?;
+    f.commit()?;
+    print_candidates(sweep, &cands);
+    println!("wrote {}/{{trace.csv,best.toml}}", out.display());
+    Ok(())
+}
+
+fn write_trace(
+    sweep: &Sweep,
+    out: &std::path::Path,
+    trace: &[optimise::Evaluation],
+) -> Result<(), Failure> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut head = vec!["evaluation".to_string(), "phase".into()];
+    head.extend(sweep.params.iter().map(|p| p.key.clone()));
+    head.push("cost".into());
+    rows.push(head);
+    for e in trace {
+        let mut r = vec![e.index.to_string(), e.phase.to_string()];
+        let c = config(sweep, &e.x);
+        r.extend(c[sweep.fixed.len()..].iter().map(|(_, v)| v.to_string()));
+        r.push(format!("{}", e.cost));
+        rows.push(r);
+    }
+    let path = out.join("trace.csv");
+    let mut f = AtomicFile::create(path.clone())?;
+    fleetsim::sweep::csvio::write_rows(&mut f, &rows)
+        .map_err(|e| Failure::run(format!("{}: {e}", path.display())))?;
+    f.commit()
+}
+
+fn print_candidates(sweep: &Sweep, cands: &[Candidate]) {
+    println!("finalists, re-evaluated on fresh seeds (cost: smaller is better; vs base paired):");
+    for (i, c) in cands.iter().enumerate() {
+        let params: Vec<String> = config(sweep, &c.x)[sweep.fixed.len()..]
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let fresh = if c.fresh_infeasible > 0 {
+            format!("infeasible in {} fresh replications", c.fresh_infeasible)
+        } else {
+            format!(
+                "fresh {:.5} +- {:.5}, vs base {:+.5} +- {:.5}: {}",
+                c.fresh_mean,
+                c.fresh_ci95,
+                c.diff_mean,
+                c.diff_ci95,
+                if c.diff_mean + c.diff_ci95 < 0.0 {
+                    "better than base"
+                } else {
+                    "not shown better than base"
+                }
+            )
+        };
+        println!(
+            "{}{} search {:.5}, {fresh}\n    {}",
+            if i == 0 { "winner " } else { "       " },
+            i + 1,
+            c.search_cost,
+            params.join(" ")
+        );
+    }
+}
