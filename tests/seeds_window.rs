@@ -36,7 +36,10 @@ impl Observer for Recorder {
     fn event(&mut self, row: &EventRow) {
         match row.kind {
             EventKind::WorkerRecycled => {
-                let (w, d) = (row.worker.expect("a worker"), row.decision.expect("facts"));
+                let (w, d) = (
+                    row.worker.expect("a worker"),
+                    row.decision.clone().expect("facts"),
+                );
                 self.recycles.push(Recycle {
                     t_s: row.t.as_secs_f64(),
                     instance: row.instance,
