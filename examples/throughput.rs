@@ -1,0 +1,75 @@
+//! Prints the benchmark workloads' throughput plainly, and runs one
+//! workload once for profilers.
+//!
+//! ```text
+//! cargo run --profile bench --example throughput            # the table
+//! cargo run --profile bench --example throughput -- high_rate 1   # one run (callgrind)
+//! ```
+//!
+//! Wall-clock figures are the median of repeated runs on one thread; on a
+//! shared machine compare builds side by side, or use callgrind.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use fleetsim::Scenario;
+use std::time::{Duration, Instant};
+
+/// Keep repeating a workload until this much wall time has passed.
+const BUDGET: Duration = Duration::from_secs(2);
+
+fn workload(name: &str, hours: f64) -> Scenario {
+    match name {
+        "default_24h" => common::default_scenario(hours),
+        "high_rate" => common::high_rate(hours),
+        "engine_mmc" => common::engine_mmc(hours),
+        other => panic!("unknown workload {other}: default_24h, high_rate or engine_mmc"),
+    }
+}
+
+/// The median wall time of one run, over runs repeated for `BUDGET`.
+fn median_run(sc: &Scenario) -> Duration {
+    let mut times = Vec::new();
+    let start = Instant::now();
+    while times.len() < 5 || (start.elapsed() < BUDGET && times.len() < 1000) {
+        let t = Instant::now();
+        std::hint::black_box(common::run(std::hint::black_box(sc)));
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [name, hours] = args.as_slice() {
+        let sc = workload(name, hours.parse().expect("hours is a number"));
+        let s = common::run(&sc);
+        println!(
+            "{name}: {} events, {} requests",
+            s.events_processed, s.requests_total
+        );
+        return;
+    }
+    println!(
+        "{:<12} {:>6} {:>10} {:>10} {:>10} {:>12} {:>12}",
+        "workload", "hours", "events", "requests", "run_ms", "events/s", "requests/s"
+    );
+    for (name, hours) in [
+        ("default_24h", 24.0),
+        ("high_rate", 4.0),
+        ("engine_mmc", 4.0),
+    ] {
+        let sc = workload(name, hours);
+        let s = common::run(&sc);
+        let secs = median_run(&sc).as_secs_f64();
+        println!(
+            "{name:<12} {hours:>6} {:>10} {:>10} {:>10.3} {:>12.3e} {:>12.3e}",
+            s.events_processed,
+            s.requests_total,
+            secs * 1e3,
+            s.events_processed as f64 / secs,
+            s.requests_total as f64 / secs
+        );
+    }
+}
