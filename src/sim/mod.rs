@@ -21,10 +21,14 @@ use std::collections::VecDeque;
 
 /// Everything that can happen, as plain data. Events for a worker carry its
 /// generation: an event for a process that has since exited is ignored.
+///
+/// Events are kept small (16 bytes) because the queue moves them on every
+/// push and pop: a retry's request waits in `Sim::retries`, not in the event.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
     Arrival,
-    Retry(Request),
+    /// The oldest request in `Sim::retries` is sent again.
+    Retry,
     ServiceDone {
         worker: u32,
         generation: u32,
@@ -44,6 +48,8 @@ pub enum Event {
     },
     Timeline,
 }
+
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimError {
@@ -88,6 +94,9 @@ pub struct Sim<'s, O: Observer> {
     lease: Lease,
     streams: Streams,
     arrivals: ArrivalProcess,
+    /// Requests waiting to be retried, with their due times, in due order:
+    /// every retry waits the same `retry_delay`, so first in, first due.
+    retries: VecDeque<(SimTime, Request)>,
     rr_next: usize,
     counts: StateCounts,
     /// Last time the serving-capacity integral was brought up to date.
@@ -133,6 +142,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 routing: rng::stream(seed, Stream::Routing),
             },
             arrivals: ArrivalProcess::new(&sc.workload.profile),
+            retries: VecDeque::new(),
             rr_next: 0,
             counts: StateCounts::default(),
             accounted_at: SimTime::ZERO,
@@ -157,11 +167,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         if self.check_invariants {
             self.assert_invariants(SimTime::ZERO);
         }
-        while let Some(t) = self.q.peek_time() {
-            if t >= end {
-                break;
-            }
-            let (t, ev) = self.q.pop().expect("peeked");
+        while let Some((t, ev)) = self.q.pop_before(end) {
             self.m.events += 1;
             if self.m.events > self.sc.max_events {
                 return Err(SimError::EventBudget {
@@ -180,7 +186,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     fn handle(&mut self, t: SimTime, ev: Event) {
         match ev {
             Event::Arrival => self.on_arrival(t),
-            Event::Retry(req) => self.on_retry(t, req),
+            Event::Retry => self.on_retry(t),
             Event::ServiceDone {
                 worker,
                 generation,
