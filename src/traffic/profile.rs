@@ -26,6 +26,51 @@ pub enum RateProfile {
     },
 }
 
+/// The angle of the diurnal cosine at `t`: zero at the peak hour.
+#[inline]
+fn diurnal_phase(start_hour: f64, peak_hour: f64, t: SimTime) -> f64 {
+    let hour = start_hour + t.as_secs_f64() / 3600.0;
+    2.0 * std::f64::consts::PI * (hour - peak_hour) / 24.0
+}
+
+/// `cos_approx` is used only for angles up to this size...
+const COS_APPROX_MAX_X: f64 = 1e4;
+/// ...where it is within this much of `f64::cos` (error below 3e-12 there;
+/// the margin also covers rounding in the bounds computed from it).
+const COS_APPROX_ERR: f64 = 1e-9;
+
+/// A cheap cosine, accurate to `COS_APPROX_ERR` for `|x| <= COS_APPROX_MAX_X`.
+///
+/// The angle is reduced to `r` turns in [-1/2, 1/2] (`turns` is below 2^51,
+/// so adding and subtracting 1.5 * 2^52 rounds it to the nearest integer),
+/// then `cos(2 pi r) = 2 cos^2(pi r) - 1` with `cos(pi r)` from its Taylor
+/// polynomial to degree 18, whose truncation error on [-pi/2, pi/2] is below
+/// 4e-15. The reduction's rounding costs at most `|x| * 2.3e-16`.
+#[inline]
+fn cos_approx(x: f64) -> f64 {
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    let turns = x * (0.5 / std::f64::consts::PI);
+    let r = turns - ((turns + ROUND) - ROUND);
+    let h = std::f64::consts::PI * r;
+    let z = h * h;
+    // Horner on z: the sum over k = 0..=9 of (-1)^k z^k / (2k)!.
+    let mut c = -1.0 / 6_402_373_705_728_000.0;
+    for coefficient in [
+        1.0 / 20_922_789_888_000.0,
+        -1.0 / 87_178_291_200.0,
+        1.0 / 479_001_600.0,
+        -1.0 / 3_628_800.0,
+        1.0 / 40_320.0,
+        -1.0 / 720.0,
+        1.0 / 24.0,
+        -1.0 / 2.0,
+        1.0,
+    ] {
+        c = c * z + coefficient;
+    }
+    2.0 * c * c - 1.0
+}
+
 impl RateProfile {
     /// The arrival rate (requests per second) at `t`.
     pub fn rate_at(&self, t: SimTime) -> f64 {
@@ -36,11 +81,7 @@ impl RateProfile {
                 amplitude,
                 peak_hour,
                 start_hour,
-            } => {
-                let hour = start_hour + t.as_secs_f64() / 3600.0;
-                let phase = 2.0 * std::f64::consts::PI * (hour - peak_hour) / 24.0;
-                mean_rps * (1.0 + amplitude * phase.cos())
-            }
+            } => mean_rps * (1.0 + amplitude * diurnal_phase(*start_hour, *peak_hour, t).cos()),
             RateProfile::Series { points } => {
                 let i = points.partition_point(|p| p.0 <= t);
                 points[i.saturating_sub(1)].1
@@ -115,11 +156,68 @@ impl ArrivalProcess {
                 return None;
             }
             let at = SimTime((t as u64).max(now.0 + 1));
-            let rate = profile.rate_at(at);
-            // A constant profile accepts every candidate without a draw.
-            if rate >= self.peak || open01(rng) * self.peak < rate {
+            if self.accept(profile, at, rng) {
                 return Some(at);
             }
+        }
+    }
+
+    /// Whether the candidate at `at` is kept: with probability `rate / peak`,
+    /// and with no draw at all when the rate is at its peak (so a constant
+    /// profile accepts every candidate without one).
+    #[inline]
+    fn accept(&self, profile: &RateProfile, at: SimTime, rng: &mut StreamRng) -> bool {
+        if let RateProfile::Diurnal {
+            mean_rps,
+            amplitude,
+            peak_hour,
+            start_hour,
+        } = *profile
+        {
+            let phase = diurnal_phase(start_hour, peak_hour, at);
+            if phase.abs() <= COS_APPROX_MAX_X {
+                return self.accept_diurnal(profile, at, rng, mean_rps, amplitude, phase);
+            }
+        }
+        let rate = profile.rate_at(at);
+        rate >= self.peak || open01(rng) * self.peak < rate
+    }
+
+    /// `accept` for a diurnal profile, deciding from bounds on the rate and
+    /// computing the exact rate (a libm cosine) only when the draw falls
+    /// between them, about once in 10^9 candidates.
+    ///
+    /// Why the decision is the exact one: `rate_at` computes
+    /// `mean * (1 + amplitude * cos(phase))`, and with `mean > 0`,
+    /// `amplitude >= 0` each rounded step is non-decreasing in the cosine,
+    /// so `f64::cos(phase)` within `c -+ COS_APPROX_ERR` puts the exact rate
+    /// within `[lo, hi]`. Below the peak (`hi < peak`) the exact code draws
+    /// `u` and keeps the candidate iff `u * peak < rate`, which `lo` and `hi`
+    /// settle unless `lo <= u * peak < hi`. At the peak, it takes the exact path.
+    #[inline]
+    fn accept_diurnal(
+        &self,
+        profile: &RateProfile,
+        at: SimTime,
+        rng: &mut StreamRng,
+        mean_rps: f64,
+        amplitude: f64,
+        phase: f64,
+    ) -> bool {
+        let c = cos_approx(phase);
+        let rate_for = |cos: f64| mean_rps * (1.0 + amplitude * cos);
+        let hi = rate_for(c + COS_APPROX_ERR);
+        if hi >= self.peak {
+            let rate = profile.rate_at(at);
+            return rate >= self.peak || open01(rng) * self.peak < rate;
+        }
+        let x = open01(rng) * self.peak;
+        if x < rate_for(c - COS_APPROX_ERR) {
+            true
+        } else if x >= hi {
+            false
+        } else {
+            x < profile.rate_at(at)
         }
     }
 }
@@ -128,6 +226,7 @@ impl ArrivalProcess {
 mod tests {
     use super::*;
     use crate::engine::rng::{Stream, stream};
+    use rand::RngCore;
 
     #[test]
     fn diurnal_peaks_at_peak_hour() {
@@ -151,6 +250,44 @@ mod tests {
         assert_eq!(p.rate_at(SimTime::from_secs(10)), 5.0);
         assert_eq!(p.rate_at(SimTime::from_secs(1000)), 5.0);
         assert_eq!(p.peak_rate(), 5.0);
+    }
+
+    #[test]
+    fn cos_approx_is_within_its_bound() {
+        let mut worst: f64 = 0.0;
+        let mut rng = stream(5, Stream::Arrivals);
+        for k in 0..400_000 {
+            let x = if k % 2 == 0 {
+                // Dense near the folds (multiples of a quarter turn), where
+                // the reduction is most delicate.
+                (k / 8) as f64 * std::f64::consts::FRAC_PI_2 + (open01(&mut rng) - 0.5) * 1e-6
+            } else {
+                (open01(&mut rng) * 2.0 - 1.0) * COS_APPROX_MAX_X
+            };
+            if x.abs() <= COS_APPROX_MAX_X {
+                worst = worst.max((cos_approx(x) - x.cos()).abs());
+            }
+        }
+        assert!(worst < 3e-12, "worst error {worst}");
+    }
+
+    #[test]
+    fn diurnal_acceptance_is_the_exact_one() {
+        let p = RateProfile::Diurnal {
+            mean_rps: 3.0,
+            amplitude: 0.7,
+            peak_hour: 13.0,
+            start_hour: 5.5,
+        };
+        let arrivals = ArrivalProcess::new(&p);
+        let (mut fast, mut exact) = (stream(4, Stream::Arrivals), stream(4, Stream::Arrivals));
+        for k in 0..300_000u64 {
+            let at = SimTime(k * 1_234_567);
+            let rate = p.rate_at(at);
+            let want = rate >= arrivals.peak || open01(&mut exact) * arrivals.peak < rate;
+            assert_eq!(arrivals.accept(&p, at, &mut fast), want, "at {at}");
+        }
+        assert_eq!(fast.next_u64(), exact.next_u64(), "same draws consumed");
     }
 
     #[test]
