@@ -1,17 +1,35 @@
-//! A binary-heap event queue ordered by `(time, seq)`.
+//! An event queue ordered by `(time, seq)`.
 //!
 //! `seq` increases with every push, so two events at the same time pop in the
-//! order they were scheduled: deterministic whatever the heap's internals.
+//! order they were scheduled: deterministic whatever the heaps' internals.
 //! Scheduling in the past is a bug in the caller and panics.
 //!
-//! Why a hand-written heap: a handler usually schedules one event right after
-//! its own was popped (the next arrival, the next service completion). `pop`
-//! therefore leaves the popped entry in place at the root, marked taken, and
-//! the next `schedule` overwrites it and sifts down once, instead of a
-//! remove (sift down to the bottom, sift up) followed by an insert (sift up).
-//! Keys are unique, so the pop order is the same as any other heap's.
+//! Why lanes: events differ in how far ahead they are scheduled. The next
+//! arrival and service completions are due within a second; sampling ticks
+//! and timeline rows tens of seconds ahead. In one heap, every near event
+//! sifts past the far ones. So each event type names its lane (`Lane`),
+//! each lane is a binary min-heap, and `pop` takes the earliest lane root.
+//! All lanes share one `seq`, so keys stay unique and the pop order is the
+//! one a single heap gives.
+//!
+//! Why the root stays in place: a handler usually schedules one event in the
+//! lane its own event came from right after the pop (the next arrival, the
+//! next service completion). `pop` therefore leaves the popped root where it
+//! is, marked taken, and the next `schedule` to that lane overwrites it and
+//! sifts down once, instead of a removal (sift down) and an insertion (sift up).
 
 use super::time::SimTime;
+
+/// Which lane of the queue an event travels in.
+pub trait Lane {
+    /// How many lanes the event type uses, at most `MAX_LANES`.
+    const LANES: usize;
+    /// This event's lane, below `LANES`.
+    fn lane(&self) -> usize;
+}
+
+/// The most lanes a queue has.
+pub const MAX_LANES: usize = 4;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
@@ -22,31 +40,36 @@ struct Entry<E> {
 
 impl<E> Entry<E> {
     fn time(&self) -> SimTime {
-        SimTime((self.key >> 64) as u64)
+        time_of(self.key)
     }
+}
+
+fn time_of(key: u128) -> SimTime {
+    SimTime((key >> 64) as u64)
 }
 
 /// The pending events of one simulation.
 pub struct EventQueue<E> {
-    /// A min-heap on `key`: `heap[i].key < heap[2i+1].key, heap[2i+2].key`.
-    heap: Vec<Entry<E>>,
-    /// The root was popped and awaits removal or replacement.
-    root_taken: bool,
+    /// One min-heap on `key` per lane: `h[i].key < h[2i+1].key, h[2i+2].key`.
+    lanes: [Vec<Entry<E>>; MAX_LANES],
+    /// The lane whose root was popped and awaits removal or replacement.
+    taken: Option<usize>,
     seq: u64,
     now: SimTime,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Copy + Lane> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E: Copy + Lane> EventQueue<E> {
     pub fn new() -> Self {
+        assert!(E::LANES <= MAX_LANES, "at most {MAX_LANES} lanes");
         EventQueue {
-            heap: Vec::with_capacity(1024),
-            root_taken: false,
+            lanes: std::array::from_fn(|_| Vec::with_capacity(64)),
+            taken: None,
             seq: 0,
             now: SimTime::ZERO,
         }
@@ -58,7 +81,8 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.root_taken as usize
+        let stored: usize = self.lanes.iter().map(Vec::len).sum();
+        stored - self.taken.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -68,24 +92,24 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at absolute time `at`, which must not be in the past.
     #[inline]
     pub fn schedule(&mut self, at: SimTime, event: E) {
-        assert!(
-            at >= self.now,
-            "scheduling in the past: {at} < now {}",
-            self.now
-        );
+        if at < self.now {
+            scheduled_in_the_past(at, self.now);
+        }
         let entry = Entry {
             key: ((at.0 as u128) << 64) | self.seq as u128,
             event,
         };
         self.seq += 1;
-        if self.root_taken {
+        let lane = event.lane();
+        if self.taken == Some(lane) {
             // The new key is above the taken root's (later seq, no earlier
             // time), so the root's children still order below it correctly.
-            self.root_taken = false;
-            self.sift_down(entry);
+            self.taken = None;
+            sift_down(&mut self.lanes[lane], entry);
         } else {
-            self.heap.push(entry);
-            self.sift_up(self.heap.len() - 1);
+            let heap = &mut self.lanes[lane];
+            heap.push(entry);
+            sift_up(heap);
         }
     }
 
@@ -93,86 +117,150 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.remove_taken_root();
-        let root = *self.heap.first()?;
-        self.root_taken = true;
-        let at = root.time();
-        debug_assert!(at >= self.now);
-        self.now = at;
-        Some((at, root.event))
+        let lane = self.earliest_lane()?;
+        Some(self.take_root(lane))
     }
 
     /// Pops the earliest event if it is due before `end`.
     #[inline]
     pub fn pop_before(&mut self, end: SimTime) -> Option<(SimTime, E)> {
         self.remove_taken_root();
-        if self.heap.first()?.time() >= end {
+        let lane = self.earliest_lane()?;
+        if self.lanes[lane][0].time() >= end {
             return None;
         }
-        self.pop()
+        Some(self.take_root(lane))
+    }
+
+    /// Returns the root of `lane`, leaving it in place marked taken.
+    #[inline]
+    fn take_root(&mut self, lane: usize) -> (SimTime, E) {
+        let root = self.lanes[lane][0];
+        let at = root.time();
+        debug_assert!(at >= self.now);
+        self.taken = Some(lane);
+        self.now = at;
+        (at, root.event)
     }
 
     /// The time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        // With the root taken, the earliest pending entry is one of its children.
-        let (first, end) = if self.root_taken { (1, 3) } else { (0, 1) };
-        let candidates = &self.heap[first.min(self.heap.len())..end.min(self.heap.len())];
-        candidates.iter().min_by_key(|e| e.key).map(Entry::time)
-    }
-
-    fn remove_taken_root(&mut self) {
-        if !self.root_taken {
-            return;
-        }
-        self.root_taken = false;
-        let last = self.heap.pop().expect("a taken root is in the heap");
-        if !self.heap.is_empty() {
-            self.sift_down(last);
-        }
-    }
-
-    /// Places `entry` at the root and moves it down to its place.
-    fn sift_down(&mut self, entry: Entry<E>) {
-        let heap = &mut self.heap[..];
-        let n = heap.len();
-        let mut i = 0;
-        loop {
-            let left = 2 * i + 1;
-            if left >= n {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < n && heap[right].key < heap[left].key {
-                right
+        let mut best: Option<u128> = None;
+        for (lane, heap) in self.lanes.iter().enumerate() {
+            // With the root taken, the earliest pending entry is one of its children.
+            let (first, end) = if self.taken == Some(lane) {
+                (1, 3)
             } else {
-                left
+                (0, 1)
             };
-            if entry.key < heap[child].key {
-                break;
+            let candidates = &heap[first.min(heap.len())..end.min(heap.len())];
+            for e in candidates {
+                best = Some(best.map_or(e.key, |b| b.min(e.key)));
             }
-            heap[i] = heap[child];
-            i = child;
         }
-        heap[i] = entry;
+        best.map(time_of)
     }
 
-    /// Moves the entry at `i` up to its place.
-    fn sift_up(&mut self, mut i: usize) {
-        let heap = &mut self.heap[..];
-        let entry = heap[i];
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if heap[parent].key < entry.key {
-                break;
+    /// The lane with the earliest root (no root is taken).
+    #[inline]
+    fn earliest_lane(&self) -> Option<usize> {
+        debug_assert!(self.taken.is_none());
+        let mut best: Option<(u128, usize)> = None;
+        for (lane, heap) in self.lanes[..E::LANES].iter().enumerate() {
+            if let Some(root) = heap.first()
+                && best.is_none_or(|(key, _)| root.key < key)
+            {
+                best = Some((root.key, lane));
             }
-            heap[i] = heap[parent];
-            i = parent;
         }
-        heap[i] = entry;
+        best.map(|(_, lane)| lane)
+    }
+
+    #[inline]
+    fn remove_taken_root(&mut self) {
+        let Some(lane) = self.taken.take() else {
+            return;
+        };
+        let heap = &mut self.lanes[lane];
+        let last = heap.pop().expect("a taken root is in its heap");
+        if !heap.is_empty() {
+            sift_down(heap, last);
+        }
     }
 }
+
+/// The panic of `schedule`, out of line so that `schedule` inlines.
+#[cold]
+#[inline(never)]
+fn scheduled_in_the_past(at: SimTime, now: SimTime) -> ! {
+    panic!("scheduling in the past: {at} < now {now}");
+}
+
+/// Places `entry` at the root of `heap` and moves it down to its place.
+#[inline]
+fn sift_down<E: Copy>(heap: &mut [Entry<E>], entry: Entry<E>) {
+    let n = heap.len();
+    let mut i = 0;
+    loop {
+        let left = 2 * i + 1;
+        if left >= n {
+            break;
+        }
+        let right = left + 1;
+        let child = if right < n && heap[right].key < heap[left].key {
+            right
+        } else {
+            left
+        };
+        if entry.key < heap[child].key {
+            break;
+        }
+        heap[i] = heap[child];
+        i = child;
+    }
+    heap[i] = entry;
+}
+
+/// Moves the last entry of `heap` up to its place.
+#[inline]
+fn sift_up<E: Copy>(heap: &mut [Entry<E>]) {
+    let mut i = heap.len() - 1;
+    let entry = heap[i];
+    while i > 0 {
+        let parent = (i - 1) / 2;
+        if heap[parent].key < entry.key {
+            break;
+        }
+        heap[i] = heap[parent];
+        i = parent;
+    }
+    heap[i] = entry;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Lane for char {
+        const LANES: usize = 2;
+        fn lane(&self) -> usize {
+            *self as usize % 2
+        }
+    }
+
+    impl Lane for () {
+        const LANES: usize = 1;
+        fn lane(&self) -> usize {
+            0
+        }
+    }
+
+    impl Lane for u32 {
+        const LANES: usize = 3;
+        fn lane(&self) -> usize {
+            (*self % 7 % 3) as usize
+        }
+    }
 
     #[test]
     fn pops_in_time_then_schedule_order() {

@@ -11,6 +11,7 @@ mod recycle;
 mod traffic;
 
 use crate::coord::Lease;
+use crate::engine::queue::Lane;
 use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
 use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
@@ -50,6 +51,25 @@ pub enum Event {
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
+
+/// Near events (the one pending arrival; service completions) travel apart
+/// from the far ones (ticks, timeline rows, boots, drains, retries), so they
+/// do not sift past them in the queue.
+impl Lane for Event {
+    const LANES: usize = 3;
+    #[inline]
+    fn lane(&self) -> usize {
+        match self {
+            Event::Arrival => 0,
+            Event::ServiceDone { .. } => 1,
+            Event::Retry
+            | Event::Sample { .. }
+            | Event::DrainDeadline { .. }
+            | Event::BootDone { .. }
+            | Event::Timeline => 2,
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimError {
