@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --profile bench --example throughput            # the table
 //! cargo run --profile bench --example throughput -- high_rate 1   # one run (callgrind)
+//! cargo run --profile bench --example throughput -- default_24h 24 200   # 200 runs (perf)
 //! ```
 //!
 //! Wall-clock figures come from runs repeated on one thread for two seconds:
@@ -44,8 +45,14 @@ fn time_runs(sc: &Scenario) -> (Duration, Duration) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [name, hours] = args.as_slice() {
+    if let [name, hours, rest @ ..] = args.as_slice() {
         let sc = workload(name, hours.parse().expect("hours is a number"));
+        let runs: u32 = rest
+            .first()
+            .map_or(1, |r| r.parse().expect("runs is a count"));
+        for _ in 1..runs {
+            std::hint::black_box(common::run(&sc));
+        }
         let s = common::run(&sc);
         println!(
             "{name}: {} events, {} requests",
