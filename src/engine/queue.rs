@@ -111,9 +111,7 @@ impl<E: Copy + Lane> EventQueue<E> {
             self.taken = None;
             sift_down(&mut self.lanes[lane], entry);
         } else {
-            let heap = &mut self.lanes[lane];
-            heap.push(entry);
-            sift_up(heap);
+            push(&mut self.lanes[lane], entry);
         }
     }
 
@@ -225,11 +223,14 @@ fn sift_down<E: Copy>(heap: &mut [Entry<E>], entry: Entry<E>) {
     heap[i] = entry;
 }
 
-/// Moves the last entry of `heap` up to its place.
+/// Adds `entry` to `heap`, moving it up from the end to its place.
+///
+/// The entry is compared from the argument, not read back from the heap: a
+/// read right after the push would wait on the push's field-sized stores.
 #[inline]
-fn sift_up<E: Copy>(heap: &mut [Entry<E>]) {
+fn push<E: Copy>(heap: &mut Vec<Entry<E>>, entry: Entry<E>) {
+    heap.push(entry);
     let mut i = heap.len() - 1;
-    let entry = heap[i];
     while i > 0 {
         let parent = (i - 1) / 2;
         if heap[parent].key < entry.key {
