@@ -39,26 +39,27 @@ const BAND: SimTime = SimTime(60 * US_PER_S);
 /// (~1e-16) of the true one; this is four orders of magnitude more.
 const COS_SLACK: f64 = 1e-12;
 
-/// Bounds `lo <= rate_at(t) <= hi` for every `t` in `[from, until)`, so that
+/// Bounds `lo <= rate_at(t) <= hi` for every `t` in `[from, last]`, so that
 /// thinning can decide most candidates without a cosine.
 #[derive(Clone, Copy, Debug)]
 struct RateBand {
     from: SimTime,
-    until: SimTime,
+    last: SimTime,
     lo: f64,
     hi: f64,
 }
 
 impl RateBand {
+    /// Covers no time (`last < from`) and bounds nothing.
     const EMPTY: RateBand = RateBand {
-        from: SimTime::ZERO,
-        until: SimTime::ZERO,
+        from: SimTime(1),
+        last: SimTime::ZERO,
         lo: f64::NEG_INFINITY,
         hi: f64::INFINITY,
     };
 
     fn contains(&self, t: SimTime) -> bool {
-        self.from <= t && t < self.until
+        self.from <= t && t <= self.last
     }
 
     /// The band of a diurnal profile from `from` on.
@@ -69,9 +70,10 @@ impl RateBand {
     /// of pi (an extremum of the cosine) lies between them, the true cosine is
     /// monotone there and `f64::cos` is within `COS_SLACK` of it, so the cosine
     /// `rate_at` computes lies within the ends' cosines widened by twice that.
-    /// Last, `mean * (1 + amplitude * cos)` with `mean > 0`, `amplitude >= 0`
-    /// is non-decreasing in the cosine at every rounded step. Near an
-    /// extremum (twice a simulated day) the band says nothing: infinite bounds.
+    /// Last, `mean * (1 + amplitude * cos)` is monotone in the cosine at every
+    /// rounded step (non-decreasing for the validated `mean > 0`, `amplitude
+    /// >= 0`; the min and max below cover the other signs). Near an extremum
+    /// (twice a simulated day) the band says nothing: infinite bounds.
     ///
     /// Out of line: it runs once per band, not once per candidate.
     #[inline(never)]
@@ -85,8 +87,7 @@ impl RateBand {
         else {
             unreachable!("a diurnal band of a diurnal profile");
         };
-        let until = SimTime(from.0.saturating_add(BAND.0));
-        let last = SimTime(until.0 - 1);
+        let last = SimTime(from.0.saturating_add(BAND.0 - 1));
         let (pa, pb) = (
             diurnal_phase(start_hour, peak_hour, from),
             diurnal_phase(start_hour, peak_hour, last),
@@ -97,17 +98,21 @@ impl RateBand {
         if !(clear(ka) && clear(kb) && ka.floor() == kb.floor()) {
             return RateBand {
                 from,
-                until,
+                last,
                 ..RateBand::EMPTY
             };
         }
         let (ca, cb) = (pa.cos(), pb.cos());
         let rate_for = |cos: f64| mean_rps * (1.0 + amplitude * cos);
+        let (r1, r2) = (
+            rate_for(ca.min(cb) - 2.0 * COS_SLACK),
+            rate_for(ca.max(cb) + 2.0 * COS_SLACK),
+        );
         RateBand {
             from,
-            until,
-            lo: rate_for(ca.min(cb) - 2.0 * COS_SLACK),
-            hi: rate_for(ca.max(cb) + 2.0 * COS_SLACK),
+            last,
+            lo: r1.min(r2),
+            hi: r1.max(r2),
         }
     }
 }
@@ -268,7 +273,8 @@ mod tests {
         for k in 0..20_000u64 {
             let p = RateProfile::Diurnal {
                 mean_rps: 2.0,
-                amplitude: (k % 5) as f64 * 0.2,
+                // Negative amplitudes fail validation, but the bounds hold.
+                amplitude: (k % 5) as f64 * 0.2 - 0.2,
                 peak_hour: (k % 7) as f64 * 3.1,
                 start_hour: (k % 24) as f64 * 0.93,
             };
@@ -281,12 +287,20 @@ mod tests {
             informative += band.hi.is_finite() as u32;
             for j in 0..50 {
                 let t = SimTime(from.0 + j * (BAND.0 - 1) / 49);
+                assert_eq!(j == 49, t == band.last);
                 assert!(band.contains(t));
                 let rate = p.rate_at(t);
                 assert!(band.lo <= rate && rate <= band.hi, "{band:?} {t}: {rate}");
             }
         }
         assert!(informative > 19_000, "{informative}");
+        let p = RateProfile::Diurnal {
+            mean_rps: 1.0,
+            amplitude: 0.5,
+            peak_hour: 0.0,
+            start_hour: 0.0,
+        };
+        assert!(RateBand::diurnal(&p, SimTime::MAX).contains(SimTime::MAX));
     }
 
     #[test]
