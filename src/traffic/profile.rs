@@ -71,9 +71,10 @@ impl RateBand {
     /// monotone there and `f64::cos` is within `COS_SLACK` of it, so the cosine
     /// `rate_at` computes lies within the ends' cosines widened by twice that.
     /// Last, `mean * (1 + amplitude * cos)` is monotone in the cosine at every
-    /// rounded step (non-decreasing for the validated `mean > 0`, `amplitude
-    /// >= 0`; the min and max below cover the other signs). Near an extremum
-    /// (twice a simulated day) the band says nothing: infinite bounds.
+    /// rounded step (non-decreasing for the validated positive mean and
+    /// non-negative amplitude; the min and max below cover other signs).
+    /// Near an extremum (twice a simulated day) the band says nothing:
+    /// infinite bounds.
     ///
     /// Out of line: it runs once per band, not once per candidate.
     #[inline(never)]
