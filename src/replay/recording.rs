@@ -182,6 +182,16 @@ pub enum Format {
     Log,
 }
 
+impl Format {
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Csv => "CSV",
+            Format::Jsonl => "JSON Lines",
+            Format::Log => "platform log lines",
+        }
+    }
+}
+
 /// A line the importer could not read (log files only; a bad CSV or JSON
 /// row is an error).
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -89,8 +89,12 @@ fn header(o: &mut Out, a: &Analysis) {
     for s in &a.sources {
         let base = s.time_base.map_or("no timestamps", |b| b.describe());
         o.line(format!(
-            "  {}: {:?}, ts = {base}, {} events, {} pressure lines, {} unparsed",
-            s.name, s.format, s.events, s.pressure_notes, s.unparsed_count
+            "  {}: {}, ts = {base}, {} events, {} pressure lines, {} unparsed",
+            s.name,
+            s.format.label(),
+            s.events,
+            s.pressure_notes,
+            s.unparsed_count
         ));
         for u in &s.unparsed {
             o.line(format!("    line {}: `{}` ({})", u.line, u.text, u.reason));
@@ -362,7 +366,8 @@ fn canary(o: &mut Out, c: &Canary) {
     );
     for l in &b.timeline {
         let inst = l.instance.as_deref().unwrap_or("");
-        o.row("", format!("  {} {} {inst}", o.t(l.t_s), l.event));
+        let line = format!("  {} {} {inst}", o.t(l.t_s), l.event);
+        o.row("", line.trim_end());
     }
 }
 

@@ -138,7 +138,7 @@ fn shared_label_warnings(v: &RegimeView, warnings: &mut Vec<String>) {
             "{}: one label covers two branches: {shared} of {} `lease=bypassed_hard_ceiling` \
              recycles have pressure=true (the pressure exit fired, not the ceiling); \
              classified by the pressure flag: {shared} pressure, {real} hard ceiling. \
-             The label alone over-reports ceiling breaches {}:{real}",
+             Read alone, the label reports {} ceiling breaches where there were {real}",
             v.key.label(),
             ceiling.len(),
             ceiling.len()

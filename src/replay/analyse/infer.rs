@@ -126,7 +126,7 @@ fn pressure_cooldown(v: &RegimeView) -> Estimate {
     let normal = min(gaps(v, false).map(|(g, _)| g));
     let fastest = min(gaps(v, true).map(|(g, _)| g));
     let recorded = min(gaps(v, true).filter_map(|(_, e)| e.last_recycle_age_s));
-    let how_recorded = "min last_recycle_age_s of pressure recycles";
+    let how_recorded = "min last_recycle_age_s of pressure recycles, when under the cooldown";
     match (fastest, normal) {
         (Some(p), Some(n)) if p < n => est(
             Some(p),
@@ -140,13 +140,13 @@ fn pressure_cooldown(v: &RegimeView) -> Estimate {
                 "not identifiable: the fastest pressure recycle ({p:.1} s after its instance's \
                  previous) was no sooner than the normal cooldown allows: never exercised"
             ),
-            recorded,
+            None,
             how_recorded,
         ),
         (None, _) => est(
             None,
             "not identifiable: no pressure recycle followed another on its instance".into(),
-            recorded,
+            None,
             how_recorded,
         ),
     }

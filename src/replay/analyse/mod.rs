@@ -232,13 +232,19 @@ fn regime(v: &RegimeView, opts: &Options, warnings: &mut Vec<String>) -> Regime 
 
 fn source_warnings(rec: &Recording) -> Vec<String> {
     let mut out = Vec::new();
-    for s in rec.sources.iter().filter(|s| s.unparsed_count > 0) {
+    for (i, s) in rec.sources.iter().enumerate().filter(|(_, s)| s.unparsed_count > 0) {
         let lines: Vec<String> = s.unparsed.iter().map(|u| u.line.to_string()).collect();
         out.push(format!(
-            "{}: {} unparsed lines (first at lines {})",
+            "{}: {} unparsed lines (first at lines {}){}",
             s.name,
             s.unparsed_count,
-            lines.join(", ")
+            lines.join(", "),
+            if unparsed_inside(rec, i) {
+                "; some lie between recorded events, so gaps spanning them may hide \
+                 events (an elided `...`?)"
+            } else {
+                ""
+            }
         ));
     }
     let others = label_counts(
@@ -258,6 +264,23 @@ fn source_warnings(rec: &Recording) -> Vec<String> {
     }
     out.extend(overlapping_instruments(rec));
     out
+}
+
+/// Whether a kept unparsed line of source `i` lies between two of its events.
+fn unparsed_inside(rec: &Recording, i: usize) -> bool {
+    let lines: Vec<usize> = rec
+        .events
+        .iter()
+        .filter(|e| e.origin.source == i)
+        .map(|e| e.origin.line)
+        .collect();
+    let (Some(lo), Some(hi)) = (lines.iter().min(), lines.iter().max()) else {
+        return false;
+    };
+    rec.sources[i]
+        .unparsed
+        .iter()
+        .any(|u| u.line > *lo && u.line < *hi)
 }
 
 /// Two files with recycles over the same span are likely two instruments

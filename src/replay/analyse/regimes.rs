@@ -40,7 +40,7 @@ pub struct RegimeView<'a> {
     pub first_s: f64,
     pub last_s: f64,
     /// The span it was in force: from the window start (first regime) or
-    /// its first event, to the next regime's first event or the window end.
+    /// the cutover's midpoint, to the next cutover's midpoint or the window end.
     pub start_s: f64,
     pub end_s: f64,
     pub events: Vec<&'a Event>,
@@ -85,40 +85,50 @@ pub fn keys(rec: &Recording) -> Vec<(RegimeKey, f64, f64)> {
     out
 }
 
-/// The regime in force at `t`: the latest to have started by then.
-fn in_force(keys: &[(RegimeKey, f64, f64)], t: f64) -> usize {
-    keys.iter()
+/// Where each regime was in force: the cutover lies between the previous
+/// regime's last event and this one's first, and is taken at the midpoint;
+/// the first regime opens the window and the last closes it.
+fn spans(keys: &[(RegimeKey, f64, f64)], window: (f64, f64)) -> Vec<(f64, f64)> {
+    let starts: Vec<f64> = keys
+        .iter()
         .enumerate()
-        .filter(|(_, (_, first, _))| *first <= t)
-        .max_by(|a, b| a.1.1.total_cmp(&b.1.1))
-        .map_or(0, |(i, _)| i)
+        .map(|(i, (_, first, _))| match i.checked_sub(1).map(|p| keys[p].2) {
+            None => window.0.min(*first),
+            Some(prev_last) if prev_last < *first => (prev_last + first) / 2.0,
+            Some(_) => *first,
+        })
+        .collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (*s, starts.get(i + 1).copied().unwrap_or(window.1).max(*s)))
+        .collect()
+}
+
+/// The regime in force at `t`: the latest to have started by then.
+fn in_force(spans: &[(f64, f64)], t: f64) -> usize {
+    spans.iter().rposition(|(start, _)| *start <= t).unwrap_or(0)
 }
 
 /// Splits the recording into regime views over `[window_start, window_end]`.
 pub fn split(rec: &Recording, window: (f64, f64)) -> Vec<RegimeView<'_>> {
     let keys = keys(rec);
+    let spans = spans(&keys, window);
     let mut views: Vec<RegimeView> = keys
         .iter()
-        .enumerate()
-        .map(|(i, (key, first, last))| {
-            let next_first = keys
-                .iter()
-                .map(|k| k.1)
-                .filter(|f| f > first)
-                .reduce(f64::min);
-            RegimeView {
-                key: *key,
-                first_s: *first,
-                last_s: *last,
-                start_s: if i == 0 { window.0.min(*first) } else { *first },
-                end_s: next_first.unwrap_or(window.1),
-                events: Vec::new(),
-                recycles: Vec::new(),
-                same_gap_s: Vec::new(),
-                cross_gap_s: Vec::new(),
-                standalone_notes: Vec::new(),
-                joined_notes: Vec::new(),
-            }
+        .zip(&spans)
+        .map(|((key, first, last), (start, end))| RegimeView {
+            key: *key,
+            first_s: *first,
+            last_s: *last,
+            start_s: *start,
+            end_s: *end,
+            events: Vec::new(),
+            recycles: Vec::new(),
+            same_gap_s: Vec::new(),
+            cross_gap_s: Vec::new(),
+            standalone_notes: Vec::new(),
+            joined_notes: Vec::new(),
         })
         .collect();
     let regime_of: Vec<usize> = rec
@@ -129,7 +139,7 @@ pub fn split(rec: &Recording, window: (f64, f64)) -> Vec<RegimeView<'_>> {
                 .iter()
                 .position(|(key, ..)| *key == k)
                 .expect("a known key"),
-            None => in_force(&keys, e.t_s),
+            None => in_force(&spans, e.t_s),
         })
         .collect();
     for (e, i) in rec.events.iter().zip(&regime_of) {
@@ -139,7 +149,7 @@ pub fn split(rec: &Recording, window: (f64, f64)) -> Vec<RegimeView<'_>> {
         match n.attached_to {
             Some(e) => views[regime_of[e]].joined_notes.push((n, &rec.events[e])),
             None => {
-                let i = n.t_s.map_or(0, |t| in_force(&keys, t));
+                let i = n.t_s.map_or(0, |t| in_force(&spans, t));
                 views[i].standalone_notes.push(n);
             }
         }
