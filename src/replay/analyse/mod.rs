@@ -232,7 +232,12 @@ fn regime(v: &RegimeView, opts: &Options, warnings: &mut Vec<String>) -> Regime 
 
 fn source_warnings(rec: &Recording) -> Vec<String> {
     let mut out = Vec::new();
-    for (i, s) in rec.sources.iter().enumerate().filter(|(_, s)| s.unparsed_count > 0) {
+    for (i, s) in rec
+        .sources
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.unparsed_count > 0)
+    {
         let lines: Vec<String> = s.unparsed.iter().map(|u| u.line.to_string()).collect();
         out.push(format!(
             "{}: {} unparsed lines (first at lines {}){}",

@@ -92,11 +92,13 @@ fn spans(keys: &[(RegimeKey, f64, f64)], window: (f64, f64)) -> Vec<(f64, f64)> 
     let starts: Vec<f64> = keys
         .iter()
         .enumerate()
-        .map(|(i, (_, first, _))| match i.checked_sub(1).map(|p| keys[p].2) {
-            None => window.0.min(*first),
-            Some(prev_last) if prev_last < *first => (prev_last + first) / 2.0,
-            Some(_) => *first,
-        })
+        .map(
+            |(i, (_, first, _))| match i.checked_sub(1).map(|p| keys[p].2) {
+                None => window.0.min(*first),
+                Some(prev_last) if prev_last < *first => (prev_last + first) / 2.0,
+                Some(_) => *first,
+            },
+        )
         .collect();
     starts
         .iter()
@@ -107,7 +109,10 @@ fn spans(keys: &[(RegimeKey, f64, f64)], window: (f64, f64)) -> Vec<(f64, f64)> 
 
 /// The regime in force at `t`: the latest to have started by then.
 fn in_force(spans: &[(f64, f64)], t: f64) -> usize {
-    spans.iter().rposition(|(start, _)| *start <= t).unwrap_or(0)
+    spans
+        .iter()
+        .rposition(|(start, _)| *start <= t)
+        .unwrap_or(0)
 }
 
 /// Splits the recording into regime views over `[window_start, window_end]`.
