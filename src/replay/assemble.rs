@@ -82,26 +82,28 @@ fn same_instance(note: &PressureNote, e: &Event) -> bool {
     }
 }
 
-/// The index of the recycle a pressure line belongs to, if any.
-fn nearest_recycle(events: &[Event], note: &PressureNote) -> Option<usize> {
-    let candidates = events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.is_recycle() && same_instance(note, e));
-    let distance: Box<dyn Fn(&Event) -> Option<f64>> = match note.t_s {
-        Some(t) => Box::new(move |e: &Event| {
+/// How far recycle `e` is from pressure line `note`: seconds when the line
+/// has a time (`None` beyond `ATTACH_WINDOW_S`), else lines in its file.
+fn distance(note: &PressureNote, e: &Event) -> Option<f64> {
+    match note.t_s {
+        Some(t) => {
             let d = (e.t_s - t).abs();
             (d <= ATTACH_WINDOW_S).then_some(d)
-        }),
-        None => Box::new(|e: &Event| {
-            (e.origin.source == note.origin.source)
-                .then(|| (e.origin.line as f64 - note.origin.line as f64).abs())
-        }),
-    };
+        }
+        None => (e.origin.source == note.origin.source)
+            .then(|| (e.origin.line as f64 - note.origin.line as f64).abs()),
+    }
+}
+
+/// The index of the recycle a pressure line belongs to, if any.
+fn nearest_recycle(events: &[Event], note: &PressureNote) -> Option<usize> {
     // `<=` keeps the later of two equally near recycles.
     let mut best: Option<(usize, f64)> = None;
-    for (i, e) in candidates {
-        if let Some(d) = distance(e)
+    for (i, e) in events.iter().enumerate() {
+        if !e.is_recycle() || !same_instance(note, e) {
+            continue;
+        }
+        if let Some(d) = distance(note, e)
             && best.is_none_or(|(_, b)| d <= b)
         {
             best = Some((i, d));

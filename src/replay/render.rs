@@ -157,7 +157,7 @@ fn regime(o: &mut Out, r: &Regime, several: bool) {
             None => "unknown",
         };
         o.row(
-            &format!("escalation"),
+            "escalation",
             format!("{}: {verdict}: {}", e.name, e.evidence),
         );
     }

@@ -27,7 +27,7 @@ const DETECT_LINES: usize = 100;
 
 enum Line {
     Blank,
-    Event(Event),
+    Event(Box<Event>),
     Note(PressureNote),
 }
 
@@ -56,7 +56,7 @@ pub fn parse(name: &str, text: &str) -> Part {
         };
         match parse_line(line, &mut ts, origin) {
             Ok(Line::Blank) => {}
-            Ok(Line::Event(e)) => events.push(e),
+            Ok(Line::Event(e)) => events.push(*e),
             Ok(Line::Note(n)) => notes.push(n),
             Err(reason) => source.unparsed(i + 1, line, reason),
         }
@@ -86,13 +86,13 @@ fn parse_line(line: &str, ts: &mut TsReader, origin: Origin) -> Result<Line, Str
     let t_s = t_s.ok_or("no timestamp")?;
     let mut e = Event::new(t_s, Kind::Known(kind), origin);
     if rest.to_ascii_lowercase().contains("fetch failed") {
-        return Ok(Line::Event(e));
+        return Ok(Line::Event(Box::new(e)));
     }
     fill_fields(&mut e, rest.split_whitespace().skip(1))?;
     if kind == EventKind::WorkerRecycled && e.instance.is_none() {
         return Err("RECYCLE without an instance".into());
     }
-    Ok(Line::Event(e))
+    Ok(Line::Event(Box::new(e)))
 }
 
 /// The leading timestamp, if any, and the rest of the line.
@@ -223,7 +223,7 @@ mod tests {
 
     fn event(line: &str) -> Event {
         match one(line) {
-            Ok(Line::Event(e)) => e,
+            Ok(Line::Event(e)) => *e,
             _ => panic!("not an event: {line}"),
         }
     }
