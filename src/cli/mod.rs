@@ -3,6 +3,7 @@
 
 mod optimise;
 mod output;
+mod replay;
 mod run;
 mod saturate;
 mod scenario_cmd;
@@ -42,6 +43,8 @@ enum Command {
     Optimise(optimise::OptimiseArgs),
     /// Combine the outputs of a sharded sweep.
     Merge(sweep::MergeArgs),
+    /// Import recorded windows (events.csv, JSON Lines, platform logs) and analyse them per limit regime.
+    Replay(replay::ReplayArgs),
     /// Inspect scenario files.
     #[command(subcommand)]
     Scenario(scenario_cmd::ScenarioCmd),
@@ -77,6 +80,7 @@ pub fn main() -> i32 {
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
         Command::Optimise(args) => optimise::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
     };
     match result {
