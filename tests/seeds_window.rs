@@ -36,10 +36,7 @@ impl Observer for Recorder {
     fn event(&mut self, row: &EventRow) {
         match row.kind {
             EventKind::WorkerRecycled => {
-                let (w, d) = (
-                    row.worker.expect("a worker"),
-                    row.decision.clone().expect("facts"),
-                );
+                let (w, d) = (row.worker.expect("a worker"), row.decision.expect("facts"));
                 self.recycles.push(Recycle {
                     t_s: row.t.as_secs_f64(),
                     instance: row.instance,

@@ -3,7 +3,7 @@
 //! hands each row to an `Observer` as it happens (nothing is buffered).
 
 use crate::engine::time::SimTime;
-use crate::policy::Cause;
+use crate::policy::{Cause, Decision};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventKind {
@@ -93,14 +93,30 @@ pub struct WorkerFacts {
     pub requests: u64,
 }
 
+/// The `branch` column: a policy decision's label, or a kill no policy decided.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Branch {
+    Decided(Decision),
+    Kill(&'static str),
+}
+
+impl std::fmt::Display for Branch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Branch::Decided(d) => d.fmt(f),
+            Branch::Kill(label) => f.write_str(label),
+        }
+    }
+}
+
 /// The recycler's reading at a decision.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecisionFacts {
     pub pressure: bool,
     pub headroom_mb: f64,
     pub lease: LeaseOutcome,
     /// The branch that fired, e.g. `cooldown`, `bucket_token+lease_acquired`.
-    pub branch: String,
+    pub branch: Branch,
     /// The trigger that made the worker ask.
     pub cause: Option<Cause>,
     /// Age of the instance's cooldown stamp at the decision.

@@ -245,9 +245,26 @@ pub struct Decision {
 impl Decision {
     /// The `branch` column: the hold's label, or the passes' label.
     pub fn branch(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// The `branch` label, written without allocating (decisions are frequent
+/// when a busy deferral holds a worker at every sample).
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.verdict {
-            Verdict::Hold(h) => h.label().to_string(),
-            Verdict::Recycle => self.passes.label(),
+            Verdict::Hold(h) => f.write_str(h.label()),
+            Verdict::Recycle => {
+                let mut parts = self.passes.iter().filter_map(|(g, p)| pass_label(g, p));
+                match parts.next() {
+                    None => f.write_str("ungated"),
+                    Some(first) => {
+                        f.write_str(first)?;
+                        parts.try_for_each(|p| write!(f, "+{p}"))
+                    }
+                }
+            }
         }
     }
 }

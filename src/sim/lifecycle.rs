@@ -442,12 +442,12 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// The facts row of a kill that no policy decided (OOM, evil RSS).
-    pub(super) fn kill_facts(&self, t: SimTime, i: u32, branch: &str) -> DecisionFacts {
+    pub(super) fn kill_facts(&self, t: SimTime, i: u32, branch: &'static str) -> DecisionFacts {
         DecisionFacts {
             pressure: self.headroom(i) < self.sc.policy.pipeline.min_headroom_mb,
             headroom_mb: self.headroom(i),
             lease: LeaseOutcome::None,
-            branch: branch.to_string(),
+            branch: crate::metrics::rows::Branch::Kill(branch),
             cause: None,
             last_recycle_age_s: self.instances[i as usize]
                 .last_recycle

@@ -5,7 +5,10 @@
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::fleet::WorkerState;
-use crate::metrics::{EventKind, LeaseOutcome, Observer, RecycleRecord, rows::DecisionFacts};
+use crate::metrics::{
+    EventKind, LeaseOutcome, Observer, RecycleRecord,
+    rows::{Branch, DecisionFacts},
+};
 use crate::policy::trigger::DriftCheck;
 use crate::policy::{Cause, Decision, GateKind, Pass, Replacement, Verdict, View};
 
@@ -191,7 +194,7 @@ impl<O: Observer> Sim<'_, O> {
             pressure: decision.pressure,
             headroom_mb: view.headroom_mb,
             lease: lease_outcome(&decision),
-            branch: decision.branch(),
+            branch: Branch::Decided(decision),
             cause: Some(cause),
             last_recycle_age_s: view.last_recycle_age_s,
         };

@@ -149,19 +149,37 @@ impl RateProfile {
         }
     }
 
-    /// Mean rate over `[0, duration)`, by numeric integration at one-second steps.
+    /// Mean rate over `[0, duration)`, in closed form (it is called for
+    /// every scenario validation, so once per sweep trial).
     pub fn mean_rate(&self, duration: SimTime) -> f64 {
-        let secs = (duration.0 / US_PER_S).max(1);
-        let step = (secs / 86_400).max(1);
-        let mut sum = 0.0;
-        let mut n = 0u64;
-        let mut s = 0;
-        while s < secs {
-            sum += self.rate_at(SimTime::from_secs(s));
-            n += 1;
-            s += step;
+        let secs = duration.as_secs_f64().max(1e-6);
+        match self {
+            RateProfile::Constant { rps } => *rps,
+            RateProfile::Diurnal {
+                mean_rps,
+                amplitude,
+                peak_hour,
+                start_hour,
+            } => {
+                // The integral of cos(2 pi (h - peak) / 24) over the window's hours.
+                let w = 2.0 * std::f64::consts::PI / 24.0;
+                let (h0, h1) = (*start_hour, start_hour + secs / 3600.0);
+                let integral = ((w * (h1 - peak_hour)).sin() - (w * (h0 - peak_hour)).sin()) / w;
+                mean_rps * (1.0 + amplitude * integral / (h1 - h0))
+            }
+            RateProfile::Series { points } => {
+                let mut area = 0.0;
+                for (i, (t, r)) in points.iter().enumerate() {
+                    let from = if i == 0 { 0.0 } else { t.as_secs_f64() };
+                    let to = points
+                        .get(i + 1)
+                        .map_or(secs, |n| n.0.as_secs_f64())
+                        .min(secs);
+                    area += r * (to - from).max(0.0);
+                }
+                area / secs
+            }
         }
-        sum / n as f64
     }
 }
 
@@ -253,7 +271,17 @@ mod tests {
         };
         assert!((p.rate_at(SimTime::from_secs(20 * 3600)) - 3.0).abs() < 1e-9);
         assert!((p.rate_at(SimTime::from_secs(8 * 3600)) - 1.0).abs() < 1e-9);
-        assert!((p.mean_rate(SimTime::from_secs(86_400)) - 2.0).abs() < 1e-3);
+        assert!((p.mean_rate(SimTime::from_secs(86_400)) - 2.0).abs() < 1e-9);
+        // Six hours around the peak: mean of 1 + 0.5 cos over +-3 h.
+        let around = RateProfile::Diurnal {
+            mean_rps: 2.0,
+            amplitude: 0.5,
+            peak_hour: 20.0,
+            start_hour: 17.0,
+        };
+        let want =
+            2.0 * (1.0 + 0.5 * (std::f64::consts::PI / 4.0).sin() / (std::f64::consts::PI / 4.0));
+        assert!((around.mean_rate(SimTime::from_secs(6 * 3600)) - want).abs() < 1e-9);
     }
 
     #[test]
@@ -265,6 +293,7 @@ mod tests {
         assert_eq!(p.rate_at(SimTime::from_secs(10)), 5.0);
         assert_eq!(p.rate_at(SimTime::from_secs(1000)), 5.0);
         assert_eq!(p.peak_rate(), 5.0);
+        assert!((p.mean_rate(SimTime::from_secs(20)) - 3.0).abs() < 1e-12);
     }
 
     #[test]
