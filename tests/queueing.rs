@@ -20,7 +20,7 @@
 
 mod common;
 
-use common::{Recorder, run_checked, scenario};
+use common::{Recorder, erlang_c, run_checked, scenario};
 use fleetsim::Sim;
 use fleetsim::metrics::Summary;
 
@@ -32,18 +32,6 @@ const SERVICE_S: f64 = 1.0;
 const REQUESTS_PER_RUN: f64 = 1.0e6;
 /// Relative tolerance on the mean wait.
 const TOLERANCE: f64 = 0.02;
-
-/// Erlang C: the probability that an arrival waits in an M/M/c queue with
-/// offered load `a = lambda / mu` (in erlangs, `a < c`). Computed through the
-/// numerically stable Erlang B recursion `B(k) = a B(k-1) / (k + a B(k-1))`.
-fn erlang_c(c: u32, a: f64) -> f64 {
-    assert!(a < c as f64, "unstable queue");
-    let mut b = 1.0;
-    for k in 1..=c {
-        b = a * b / (k as f64 + a * b);
-    }
-    c as f64 * b / (c as f64 - a * (1.0 - b))
-}
 
 /// Mean time in queue (before service) of an M/M/c queue, seconds.
 fn mmc_wait_s(c: u32, lambda: f64, mu: f64) -> f64 {

@@ -135,3 +135,15 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Erlang C: the probability that an arrival waits in an M/M/c queue with
+/// offered load `a = lambda / mu` (in erlangs, `a < c`). Computed through the
+/// numerically stable Erlang B recursion `B(k) = a B(k-1) / (k + a B(k-1))`.
+pub fn erlang_c(c: u32, a: f64) -> f64 {
+    assert!(a < c as f64, "unstable queue");
+    let mut b = 1.0;
+    for k in 1..=c {
+        b = a * b / (k as f64 + a * b);
+    }
+    c as f64 * b / (c as f64 - a * (1.0 - b))
+}

@@ -11,6 +11,10 @@
 //! engine fails a check about once in a thousand, and with few seeds the
 //! Student t quantile (not 3) is what keeps that promise.
 
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::erlang_c;
 use fleetsim::scenario::{DEFAULT_SCENARIO, Override, load, parse_override};
 use fleetsim::{Scenario, run_summary};
 use rayon::prelude::*;
@@ -21,15 +25,6 @@ enum Model {
     Mmc(u32),
     /// One server, constant service.
     Md1,
-}
-
-/// Erlang C probability of waiting, via the stable Erlang B recursion.
-fn erlang_c(c: u32, a: f64) -> f64 {
-    let mut b = 1.0;
-    for k in 1..=c {
-        b = a * b / (k as f64 + a * b);
-    }
-    c as f64 * b / (c as f64 - a * (1.0 - b))
 }
 
 /// (mean wait in queue, probability of waiting) from theory; mu = 1/s.
