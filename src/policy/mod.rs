@@ -14,6 +14,7 @@
 //! answer (take the lease, spend a token, drain). Nothing here mutates state
 //! or draws random numbers.
 
+pub mod decision;
 pub mod gate;
 pub mod sampling;
 pub mod trigger;
