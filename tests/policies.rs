@@ -47,12 +47,15 @@ fn exits(r: &RecycleRecord) -> bool {
 }
 
 /// A saturated fleet with room to spare: no pressure, no OOM, so exits
-/// would only come from the hard ceiling.
-const SATURATED: [&str; 4] = [
+/// would only come from the hard ceiling. Busy deferral (calibrated to the
+/// seeds' ~1 rps) would hold every worker at 5 rps: it is a delay, not a
+/// rate gate, so these tests turn it off.
+const SATURATED: [&str; 5] = [
     "run.saturate=true",
     "run.duration_h=6",
     "fleet.container_mb=16384",
     "workload.rps=5",
+    "policy.busy_deferral=false",
 ];
 
 fn saturated(extra: &[&str]) -> SimOutput {

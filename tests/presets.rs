@@ -32,15 +32,18 @@ fn plausible(name: &str, s: &Summary, seeds_default: &Summary) {
             assert!(s.lease_acquired > 0 && s.recycles_rss_limit == s.recycles);
         }
         "render-2x3-fixed" => {
-            assert_eq!(
-                s.lease_bypass_hard_ceiling + s.max_overshoot_mb.max(0.0) as u64,
-                0
-            );
+            // Steps can still jump RSS over the ceiling, but the escalation
+            // and adaptive sampling end it within pressure cooldown + near
+            // tick (30 + 5 s, plus the drain of a request in flight).
             assert!(
-                s.recycles_per_hour <= 8.0 + 2.0 / s.duration_h + 1e-9
-                    || s.bucket_bypass_pressure > 0
+                s.over_ceiling_dwell_max_s <= 40.0,
+                "dwell {}",
+                s.over_ceiling_dwell_max_s
             );
+            assert!(s.overshoot_mb_s < seeds_default.overshoot_mb_s);
+            assert!(s.holds_bucket_empty > 0, "the token bucket never held");
             assert!(s.recycles_young_fraction < seeds_default.recycles_young_fraction);
+            assert!(s.requests_per_worker_p10 > seeds_default.requests_per_worker_p10);
         }
         "gunicorn-max-requests" => {
             assert!(all_by(s.recycles_max_requests));

@@ -32,6 +32,10 @@ const SATURATED: &[&str] = &[
     "workload.service=constant",
     "workload.service_mean_ms=10",
     "run.duration_h=12",
+    // The calibrated default defers recycles above 0.56 rps for up to an
+    // hour (the seeds' ~1 rps fleet); at 4 rps that would hold everyone.
+    // These claims are about the cooldown and the lease: deferral off.
+    "policy.busy_deferral=false",
 ];
 
 /// Each claim holds on every one of these seeds.
@@ -174,6 +178,7 @@ const CONTENDED: &[&str] = &[
     "workload.profile=constant",
     "workload.rps=6",
     "run.duration_h=6",
+    "policy.busy_deferral=false",
 ];
 
 /// Recycles per sliding hour never exceed 3600 / TTL (lease acquisitions

@@ -3,7 +3,7 @@
 //! candidates on fresh seeds and report the winner against the base.
 
 use super::Failure;
-use super::output::AtomicFile;
+use super::output::{AtomicFile, output_dir, stem};
 use super::sweep::{Loaded, load_sweep};
 use clap::Args;
 use fleetsim::metrics::Summary;
@@ -97,16 +97,7 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
     );
     let (cands, trace) = optimise::optimise(&settings, &objective)
         .map_err(|e| Failure::run(format!("optimiser: {e}")))?;
-    let stem = args
-        .sweep
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("out/{stem}-optimise")));
-    std::fs::create_dir_all(&out).map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
+    let out = output_dir(&args.out, &stem(&args.sweep), "-optimise")?;
     write_trace(sweep, &out, &trace)?;
     let Some(best) = cands.first().filter(|c| c.fresh_mean < INFEASIBLE) else {
         println!("no feasible point found; see {}/trace.csv", out.display());

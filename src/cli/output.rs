@@ -76,6 +76,24 @@ pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loa
     })
 }
 
+/// The output directory: `--out` if given, else `out/<stem><suffix>`;
+/// created if missing.
+pub fn output_dir(out: &Option<PathBuf>, stem: &str, suffix: &str) -> Result<PathBuf, Failure> {
+    let dir = out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/{stem}{suffix}")));
+    fs::create_dir_all(&dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// The file name of `path` without its extension.
+pub fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into())
+}
+
 /// A file written under `.NAME.partial` and renamed to `NAME` by `commit`.
 /// Dropped without `commit`, the partial file is removed.
 pub struct AtomicFile {

@@ -1,7 +1,7 @@
 //! `fleetsim run`: one simulation, its summary, and its CSV recordings.
 
 use super::Failure;
-use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir};
 use clap::Args;
 use fleetsim::Sim;
 use fleetsim::metrics::{CsvObserver, Summary};
@@ -38,12 +38,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     });
     let loaded = load_scenario(&args.scenario, hours)?;
     let sc = &loaded.scenario;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("out/{}-seed{}", loaded.stem, args.seed)));
-    fs::create_dir_all(&out)
-        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    let out = output_dir(&args.out, &loaded.stem, &format!("-seed{}", args.seed))?;
     // summary.json marks a complete run: remove any old one first, so a run
     // killed half-way never sits beside a summary that looks like its own.
     let summary_path = out.join("summary.json");

@@ -3,7 +3,7 @@
 //! and how much churn the scenario's clients absorb.
 
 use super::Failure;
-use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir};
 use clap::Args;
 use fleetsim::whatif::{self, Absorbable, Ceiling, Saturated};
 use serde::Serialize;
@@ -96,12 +96,7 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
         verdicts,
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| Failure::run(e.to_string()))?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("out/{}-saturate", loaded.stem)));
-    std::fs::create_dir_all(&out)
-        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    let out = output_dir(&args.out, &loaded.stem, "-saturate")?;
     let mut file = AtomicFile::create(out.join("saturate.json"))?;
     writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;

@@ -3,7 +3,7 @@
 //! chunks finish (flushed), final files are written atomically.
 
 use super::Failure;
-use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem};
 use clap::Args;
 use fleetsim::metrics::Summary;
 use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
@@ -129,16 +129,7 @@ fn io_err(p: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let l = load_sweep(&args.sweep)?;
     let shard = parse_shard(&args.shard)?;
-    let stem = args
-        .sweep
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("out/{stem}")));
-    fs::create_dir_all(&out).map_err(io_err(&out))?;
+    let out = output_dir(&args.out, &stem(&args.sweep), "")?;
     let trials_path = out.join("trials.csv");
     let done = prepare(&l, &out, &trials_path, args.resume)?;
     let pending = runner::pending(&l.sweep, shard, &done);

@@ -36,6 +36,8 @@ pub struct Metrics {
     pub pending_retries: u64,
     pub wait_us_sum: f64,
     pub waits: u64,
+    /// Served requests that waited in the backlog at all.
+    pub waited: u64,
     pub latency_us: LogHistogram,
     pub recycles: Vec<RecycleRecord>,
     pub holds: [u64; Hold::ALL.len()],
@@ -122,6 +124,8 @@ pub struct Summary {
     pub latency_ms_p50: Option<f64>,
     pub latency_ms_p99: Option<f64>,
     pub wait_ms_mean: Option<f64>,
+    /// Fraction of served requests that waited (Erlang C's probability of waiting).
+    pub wait_fraction: Option<f64>,
     pub events_processed: u64,
 }
 
@@ -231,6 +235,7 @@ impl Metrics {
             latency_ms_p50: self.latency_us.quantile(0.5).map(|u| u / 1000.0),
             latency_ms_p99: self.latency_us.quantile(0.99).map(|u| u / 1000.0),
             wait_ms_mean: (self.waits > 0).then(|| self.wait_us_sum / self.waits as f64 / 1000.0),
+            wait_fraction: (self.waits > 0).then(|| self.waited as f64 / self.waits as f64),
             events_processed: self.events,
         }
     }

@@ -93,7 +93,7 @@ fn build(
     let workload = workload(&raw.workload, series)?;
     let client = client(&raw.client)?;
     let policy = policy(&raw.policy, &raw.fleet)?;
-    Ok(Scenario {
+    let sc = Scenario {
         name: raw.name.clone(),
         duration: window,
         max_events: raw.run.max_events,
@@ -103,7 +103,33 @@ fn build(
         workload,
         client,
         policy,
-    })
+    };
+    let estimate = estimated_events(&sc);
+    if estimate > sc.max_events as f64 {
+        fail(
+            "run.max_events",
+            format!(
+                "this run needs about {estimate:.3e} events, over the budget of {}: shorten \
+                 run.duration_h (--hours), or raise the budget with --set run.max_events={:.0}",
+                sc.max_events,
+                (estimate * 1.5).ceil()
+            ),
+        )?;
+    }
+    Ok(sc)
+}
+
+/// Events a run will process, roughly: two per request (arrival and
+/// completion), one per timer sample, one per timeline row. Refusing up
+/// front beats running for an hour and failing at the budget.
+pub fn estimated_events(sc: &Scenario) -> f64 {
+    let secs = sc.duration.as_secs_f64();
+    let requests = sc.workload.profile.mean_rate(sc.duration) * secs;
+    let samples = match sc.policy.sampling.worst_blind_time() {
+        Some(tick) => sc.fleet.workers() as f64 * secs / tick.as_secs_f64().max(1e-6),
+        None => 0.0,
+    };
+    2.0 * requests + samples + secs / sc.timeline_step.as_secs_f64()
 }
 
 fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {

@@ -135,6 +135,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn start_service(&mut self, t: SimTime, w: u32, slot: u32, req: Request) {
         self.m.wait_us_sum += (t - req.enq_t).0 as f64;
         self.m.waits += 1;
+        self.m.waited += (t > req.enq_t) as u64;
         let worker = &mut self.workers[w as usize];
         debug_assert!(worker.slots[slot as usize].is_none());
         worker.slots[slot as usize] = Some(req);
