@@ -246,7 +246,7 @@ fn sweep_and_optimise_directory_reports() {
     let html = report(&out);
     check_page(&html, 2);
     check_svgs(&out, &["pareto.svg", "parallel.svg"]);
-    assert!(html.contains("policy.cooldown_s"));
+    assert!(html.contains(">cooldown_s<"));
 
     let opt = dir.path().join("opt");
     ok(&[

@@ -92,18 +92,20 @@ pub fn decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
         .copied()
         .filter(|(x, y)| x.is_finite() && y.is_finite())
         .collect();
-    if pts.len() <= 2 * buckets.max(1) {
+    let buckets = buckets.max(1);
+    if pts.len() <= 2 * buckets {
         return pts;
     }
     let (x0, x1) = (pts[0].0, pts[pts.len() - 1].0);
     let w = (x1 - x0).max(f64::MIN_POSITIVE);
+    let bucket = |x: f64| ((((x - x0) / w) * buckets as f64) as usize).min(buckets - 1);
     let mut out = Vec::with_capacity(2 * buckets);
     let mut i = 0;
     while i < pts.len() {
-        let b = (((pts[i].0 - x0) / w) * buckets as f64) as usize;
+        let b = bucket(pts[i].0);
         let mut j = i;
         let (mut lo, mut hi) = (i, i);
-        while j < pts.len() && (((pts[j].0 - x0) / w) * buckets as f64) as usize == b {
+        while j < pts.len() && bucket(pts[j].0) == b {
             if pts[j].1 < pts[lo].1 {
                 lo = j;
             }
@@ -172,12 +174,11 @@ pub fn bins(values: &[f64], lo: f64, hi: f64, n: usize) -> Vec<u64> {
 pub fn nice_width(w: f64, target: usize) -> f64 {
     let raw = (w / target.max(1) as f64).max(f64::MIN_POSITIVE);
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
+    [1.0, 2.0, 5.0, 10.0]
         .into_iter()
         .map(|m| m * mag)
         .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
-    step
+        .unwrap_or(10.0 * mag)
 }
 
 /// 1, 2, 5 x 10^k within [lo, hi] (in log10 units).
@@ -301,7 +302,7 @@ pub fn short(v: f64) -> String {
     if a == 0.0 {
         "0".into()
     } else if !(1e-3..1e6).contains(&a) {
-        format!("{v:.0e}")
+        format!("{v:.2e}")
     } else if a >= 100.0 {
         format!("{v:.0}")
     } else if a >= 1.0 {

@@ -30,15 +30,28 @@ pub enum Mark {
     Other,
 }
 
+impl LeaseClass {
+    /// How a recycle passed the fleet gates: the `lease` column first (the
+    /// seeds' categorical field, never re-derived from thresholds), then any
+    /// other fleet gate's exit named in `branch` (`bucket_bypass_pressure`,
+    /// `window_bypass_hard_ceiling`...).
+    pub fn of(lease: &str, branch: &str) -> LeaseClass {
+        match lease {
+            "bypassed_hard_ceiling" => LeaseClass::BypassCeiling,
+            "bypassed_pressure" => LeaseClass::BypassPressure,
+            _ if branch.contains("bypass_hard_ceiling") => LeaseClass::BypassCeiling,
+            _ if branch.contains("bypass_pressure") => LeaseClass::BypassPressure,
+            "acquired" => LeaseClass::Acquired,
+            _ if !branch.is_empty() && branch != "ungated" => LeaseClass::Acquired,
+            _ => LeaseClass::Ungated,
+        }
+    }
+}
+
 impl Mark {
-    pub fn of(event: &str, lease: &str) -> Mark {
+    pub fn of(event: &str, lease: &str, branch: &str) -> Mark {
         match event {
-            "worker_recycled" => Mark::Recycled(match lease {
-                "acquired" => LeaseClass::Acquired,
-                "bypassed_pressure" => LeaseClass::BypassPressure,
-                "bypassed_hard_ceiling" => LeaseClass::BypassCeiling,
-                _ => LeaseClass::Ungated,
-            }),
+            "worker_recycled" => Mark::Recycled(LeaseClass::of(lease, branch)),
             "recycle_held" => Mark::Held,
             "oom_kill" => Mark::OomKill,
             "evil_kill" => Mark::EvilKill,
@@ -132,7 +145,7 @@ pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
         let instance = t.get(row, inst);
         out.push(Event {
             t_s,
-            mark: Mark::of(t.get(row, ev), t.get(row, lease)),
+            mark: Mark::of(t.get(row, ev), t.get(row, lease), t.get(row, branch)),
             instance: instance
                 .trim_start_matches("inst-")
                 .parse()
@@ -335,4 +348,56 @@ pub fn parse_objectives(bytes: &[u8]) -> Result<Vec<Objective>, ReportError> {
             })
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recycles_classified_by_lease_then_branch() {
+        let c = LeaseClass::of;
+        assert_eq!(c("acquired", "lease_acquired"), LeaseClass::Acquired);
+        assert_eq!(
+            c("bypassed_pressure", "bypass_pressure"),
+            LeaseClass::BypassPressure
+        );
+        assert_eq!(
+            c("bypassed_hard_ceiling", "bucket_token+bypass_hard_ceiling"),
+            LeaseClass::BypassCeiling
+        );
+        assert_eq!(
+            c("acquired", "bucket_bypass_pressure+lease_acquired"),
+            LeaseClass::BypassPressure
+        );
+        assert_eq!(
+            c("none", "window_bypass_hard_ceiling"),
+            LeaseClass::BypassCeiling
+        );
+        assert_eq!(c("none", "bucket_token"), LeaseClass::Acquired);
+        assert_eq!(c("none", "ungated"), LeaseClass::Ungated);
+        assert_eq!(c("", ""), LeaseClass::Ungated);
+    }
+
+    #[test]
+    fn events_parse_by_header_name() {
+        let csv = b"event,ts,instance,lease,branch,rss_mb\n\
+worker_recycled,12.5,inst-1,acquired,lease_acquired,530.1\n\
+retry_ok,13.0,inst-0,none,,\n";
+        let ev = parse_events(csv).unwrap();
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].t_s, 12.5);
+        assert_eq!(ev[0].instance, 1);
+        assert_eq!(ev[0].mark, Mark::Recycled(LeaseClass::Acquired));
+        assert_eq!(ev[0].rss_mb, Some(530.1));
+        assert_eq!(ev[1].mark, Mark::RetryOk);
+        assert_eq!(ev[1].rss_mb, None);
+    }
+
+    #[test]
+    fn summary_keeps_file_order() {
+        let s = parse_summary(br#"{"b": 1, "a": null, "c": "x"}"#).unwrap();
+        let keys: Vec<&str> = s.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["b", "a", "c"]);
+    }
 }

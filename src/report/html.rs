@@ -109,6 +109,7 @@ figure svg { box-sizing: border-box; max-width: 100%; height: auto; border: 1px 
 figcaption { color: #555; font-size: 14px; max-width: 1100px; }
 ul.notes li { margin: 4px 0; }
 nav a { margin-right: 14px; }
+div.wide { overflow-x: auto; }
 ";
 
 /// The whole page.
@@ -163,7 +164,7 @@ pub fn page(r: &Report) -> String {
     }
     let _ = write!(
         h,
-        "<p class=\"meta\">Colours: <span style=\"color:{}\">lease acquired</span>, \
+        "<p class=\"meta\">Colours: <span style=\"color:{}\">lease acquired or gate open</span>, \
          <span style=\"color:{}\">bypass on pressure</span>, \
          <span style=\"color:{}\">bypass on hard ceiling</span>, \
          <span style=\"color:{}\">held</span>, <span style=\"color:{}\">OOM kill</span>, \
@@ -232,7 +233,11 @@ fn raw(v: &Value) -> String {
 }
 
 fn grid(h: &mut String, g: &Grid) {
-    let _ = writeln!(h, "<h2>{}</h2>\n<table>", escape(&g.title));
+    let _ = writeln!(
+        h,
+        "<h2>{}</h2>\n<div class=\"wide\">\n<table>",
+        escape(&g.title)
+    );
     h.push_str("<tr>");
     for c in &g.header {
         let _ = write!(h, "<th>{}</th>", escape(c));
@@ -247,7 +252,7 @@ fn grid(h: &mut String, g: &Grid) {
         }
         h.push_str("</tr>\n");
     }
-    h.push_str("</table>\n");
+    h.push_str("</table>\n</div>\n");
 }
 
 #[cfg(test)]

@@ -315,10 +315,14 @@ pub fn build_sweep(name: &str, files: &Files) -> Result<Report, ReportError> {
         None => Default::default(),
     };
     let mut header = vec!["rank".to_string(), "config".into()];
-    header.extend(res.params.iter().cloned());
+    header.extend(
+        res.params
+            .iter()
+            .map(|p| p.strip_prefix("policy.").unwrap_or(p).to_string()),
+    );
     header.extend(res.objectives.iter().map(|o| format!("{} mean", o.metric)));
     header.push("scalar mean".into());
-    let cell = |v: Option<f64>| v.map_or("base".to_string(), chart::short);
+    let cell = |v: Option<f64>| v.map_or("base".to_string(), html::number);
     let rows = res
         .ranked()
         .iter()
@@ -393,11 +397,7 @@ pub fn build_optimise(name: &str, files: &Files) -> Result<Report, ReportError> 
             .filter(|t| t.phase == p)
             .map(|t| t.cost)
             .collect();
-        let ok: Vec<f64> = of
-            .iter()
-            .copied()
-            .filter(|c| c.is_finite() && *c < sweep::INFEASIBLE_COST)
-            .collect();
+        let ok: Vec<f64> = of.iter().copied().filter(|c| sweep::feasible(*c)).collect();
         let best = ok.iter().copied().min_by(f64::total_cmp);
         rows.push(vec![
             p.to_string(),
@@ -408,9 +408,14 @@ pub fn build_optimise(name: &str, files: &Files) -> Result<Report, ReportError> 
     }
     let grid = Grid {
         title: "Evaluations by phase".into(),
-        header: ["phase", "evaluations", "infeasible", "best cost"]
-            .map(String::from)
-            .to_vec(),
+        header: [
+            "phase",
+            "evaluations",
+            "infeasible in a replication",
+            "best cost",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     };
     let charts = vec![chart(

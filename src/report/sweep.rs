@@ -369,8 +369,12 @@ pub fn parse_trace(bytes: &[u8]) -> Result<Vec<TracePoint>, ReportError> {
         .collect())
 }
 
-fn feasible(cost: f64) -> bool {
-    cost.is_finite() && cost < INFEASIBLE_COST
+/// A cost this large carries the penalty of at least one infeasible
+/// replication (the optimiser averages the 1e9 penalty into the mean).
+pub const PENALISED_COST: f64 = INFEASIBLE_COST / 1e3;
+
+pub fn feasible(cost: f64) -> bool {
+    cost.is_finite() && cost < PENALISED_COST
 }
 
 /// Every evaluation's cost coloured by phase, infeasible ones as crosses
@@ -395,7 +399,10 @@ pub fn convergence(trace: &[TracePoint]) -> Result<String, ReportError> {
             .collect();
         entries.push(("best so far".into(), Swatch::Line(pal::THRESHOLD)));
         let bad = trace.iter().filter(|t| !feasible(t.cost)).count();
-        entries.push((format!("infeasible ({bad})"), Swatch::Cross(pal::REFERENCE)));
+        entries.push((
+            format!("infeasible in a replication ({bad})"),
+            Swatch::Cross(pal::REFERENCE),
+        ));
         legend(&side.margin(20, 0, 0, 0), &entries)
     })
 }

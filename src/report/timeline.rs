@@ -27,7 +27,7 @@ fn time_range(tl: &Timeline, events: &[Event]) -> (f64, f64) {
 const MEMORY_MARKS: [(Mark, &str); 8] = [
     (
         Mark::Recycled(LeaseClass::Acquired),
-        "recycled: lease acquired",
+        "recycled: lease/gate open",
     ),
     (
         Mark::Recycled(LeaseClass::BypassPressure),
@@ -77,11 +77,12 @@ fn count(events: &[Event], m: Mark) -> usize {
     events.iter().filter(|e| e.mark == m).count()
 }
 
-/// The hard ceiling: the policy's, else the events' `hard_limit_mb` column.
+/// The hard ceiling: the events' `hard_limit_mb` column, else the policy's.
 fn ceiling(events: &[Event], policy: &Policy) -> Option<f64> {
-    policy
-        .hard_limit_mb
-        .or_else(|| events.iter().find_map(|e| e.hard_limit_mb))
+    events
+        .iter()
+        .find_map(|e| e.hard_limit_mb)
+        .or(policy.hard_limit_mb)
 }
 
 /// Per-instance largest-worker RSS over time, every recycle and hold at the
@@ -206,8 +207,8 @@ fn memory_panel(
             pal::BYPASS_CEILING.stroke_width(2),
         ))?;
     }
-    // Recycles first; holds (rings) and kills (crosses) on top stay visible.
-    let order = [0usize, 3, 1, 2, 4, 7, 6, 5].map(|k| MEMORY_MARKS[k].0);
+    // Holds (a held worker's climb) first, thin; recycles and kills on top.
+    let order = [4usize, 0, 3, 1, 2, 7, 6, 5].map(|k| MEMORY_MARKS[k].0);
     for m in order {
         let pts = one_per_pixel(
             events
@@ -219,7 +220,10 @@ fn memory_panel(
         let c = mark_color(m);
         match swatch(m) {
             Swatch::Ring(_) => {
-                ch.draw_series(pts.iter().map(|p| Circle::new(*p, 5, c.stroke_width(2))))?;
+                ch.draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new(*p, 3, c.mix(0.7).stroke_width(1))),
+                )?;
             }
             Swatch::Cross(_) => {
                 ch.draw_series(pts.iter().map(|p| Cross::new(*p, 6, c.stroke_width(2))))?;
