@@ -7,6 +7,7 @@ pub mod engine;
 pub mod fleet;
 pub mod metrics;
 pub mod policy;
+pub mod replay;
 pub mod report;
 pub mod scenario;
 pub mod sim;

@@ -3,6 +3,7 @@
 
 mod optimise;
 mod output;
+mod replay;
 mod report;
 mod run;
 mod saturate;
@@ -45,6 +46,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Combine the outputs of a sharded sweep.
     Merge(sweep::MergeArgs),
+    /// Import recorded windows (events.csv, JSON Lines, platform logs) and analyse them per limit regime.
+    Replay(replay::ReplayArgs),
     /// Inspect scenario files.
     #[command(subcommand)]
     Scenario(scenario_cmd::ScenarioCmd),
@@ -81,6 +84,7 @@ pub fn main() -> i32 {
         Command::Merge(args) => sweep::merge(args),
         Command::Optimise(args) => optimise::run(args),
         Command::Report(args) => report::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
     };
     match result {

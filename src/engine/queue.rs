@@ -1,54 +1,75 @@
-//! A binary-heap event queue ordered by `(time, seq)`.
+//! An event queue ordered by `(time, seq)`.
 //!
 //! `seq` increases with every push, so two events at the same time pop in the
-//! order they were scheduled: deterministic whatever the heap's internals.
+//! order they were scheduled: deterministic whatever the heaps' internals.
 //! Scheduling in the past is a bug in the caller and panics.
+//!
+//! Why lanes: events differ in how far ahead they are scheduled. The next
+//! arrival and service completions are due within a second; sampling ticks
+//! and timeline rows tens of seconds ahead. In one heap, every near event
+//! sifts past the far ones. So each event type names its lane (`Lane`),
+//! each lane is a binary min-heap, and `pop` takes the earliest lane root.
+//! All lanes share one `seq`, so keys stay unique and the pop order is the
+//! one a single heap gives.
+//!
+//! Why the root stays in place: a handler usually schedules one event in the
+//! lane its own event came from right after the pop (the next arrival, the
+//! next service completion). `pop` therefore leaves the popped root where it
+//! is, marked taken, and the next `schedule` to that lane overwrites it and
+//! sifts down once, instead of a removal (sift down) and an insertion (sift up).
 
 use super::time::SimTime;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
+/// Which lane of the queue an event travels in.
+pub trait Lane {
+    /// How many lanes the event type uses, at most `MAX_LANES`.
+    const LANES: usize;
+    /// This event's lane, below `LANES`.
+    fn lane(&self) -> usize;
+}
+
+/// The most lanes a queue has.
+pub const MAX_LANES: usize = 4;
+
+#[derive(Clone, Copy)]
 struct Entry<E> {
     /// `time << 64 | seq`: one integer compare orders the heap.
     key: u128,
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+impl<E> Entry<E> {
+    fn time(&self) -> SimTime {
+        time_of(self.key)
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest key pops first.
-        other.key.cmp(&self.key)
-    }
+
+fn time_of(key: u128) -> SimTime {
+    SimTime((key >> 64) as u64)
 }
 
 /// The pending events of one simulation.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// One min-heap on `key` per lane: `h[i].key < h[2i+1].key, h[2i+2].key`.
+    lanes: [Vec<Entry<E>>; MAX_LANES],
+    /// The lane whose root was popped and awaits removal or replacement.
+    taken: Option<usize>,
     seq: u64,
     now: SimTime,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy + Lane> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy + Lane> EventQueue<E> {
     pub fn new() -> Self {
+        assert!(E::LANES <= MAX_LANES, "at most {MAX_LANES} lanes");
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            lanes: std::array::from_fn(|_| Vec::with_capacity(64)),
+            taken: None,
             seq: 0,
             now: SimTime::ZERO,
         }
@@ -60,43 +81,191 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        let stored: usize = self.lanes.iter().map(Vec::len).sum();
+        stored - self.taken.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Schedules `event` at absolute time `at`, which must not be in the past.
+    ///
+    /// Always inlined: called out of line, the event goes through memory as
+    /// four-byte field stores read back by one 16-byte load, which the CPU
+    /// cannot forward from its store buffer (a stall on every schedule).
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, event: E) {
-        assert!(
-            at >= self.now,
-            "scheduling in the past: {at} < now {}",
-            self.now
-        );
-        let key = ((at.0 as u128) << 64) | self.seq as u128;
+        if at < self.now {
+            scheduled_in_the_past(at, self.now);
+        }
+        let entry = Entry {
+            key: ((at.0 as u128) << 64) | self.seq as u128,
+            event,
+        };
         self.seq += 1;
-        self.heap.push(Entry { key, event });
+        let lane = event.lane();
+        if self.taken == Some(lane) {
+            // The new key is above the taken root's (later seq, no earlier
+            // time), so the root's children still order below it correctly.
+            self.taken = None;
+            sift_down(&mut self.lanes[lane], entry);
+        } else {
+            push(&mut self.lanes[lane], entry);
+        }
     }
 
     /// Pops the earliest event and advances `now` to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let entry = self.heap.pop()?;
-        let at = SimTime((entry.key >> 64) as u64);
+        self.remove_taken_root();
+        let lane = self.earliest_lane()?;
+        Some(self.take_root(lane))
+    }
+
+    /// Pops the earliest event if it is due before `end`.
+    #[inline]
+    pub fn pop_before(&mut self, end: SimTime) -> Option<(SimTime, E)> {
+        self.remove_taken_root();
+        let lane = self.earliest_lane()?;
+        if self.lanes[lane][0].time() >= end {
+            return None;
+        }
+        Some(self.take_root(lane))
+    }
+
+    /// Returns the root of `lane`, leaving it in place marked taken.
+    #[inline]
+    fn take_root(&mut self, lane: usize) -> (SimTime, E) {
+        let root = self.lanes[lane][0];
+        let at = root.time();
         debug_assert!(at >= self.now);
+        self.taken = Some(lane);
         self.now = at;
-        Some((at, entry.event))
+        (at, root.event)
     }
 
     /// The time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
+        let mut best: Option<u128> = None;
+        for (lane, heap) in self.lanes.iter().enumerate() {
+            // With the root taken, the earliest pending entry is one of its children.
+            let (first, end) = if self.taken == Some(lane) {
+                (1, 3)
+            } else {
+                (0, 1)
+            };
+            let candidates = &heap[first.min(heap.len())..end.min(heap.len())];
+            for e in candidates {
+                best = Some(best.map_or(e.key, |b| b.min(e.key)));
+            }
+        }
+        best.map(time_of)
     }
+
+    /// The lane with the earliest root (no root is taken).
+    #[inline]
+    fn earliest_lane(&self) -> Option<usize> {
+        debug_assert!(self.taken.is_none());
+        let mut best: Option<(u128, usize)> = None;
+        for (lane, heap) in self.lanes[..E::LANES].iter().enumerate() {
+            if let Some(root) = heap.first()
+                && best.is_none_or(|(key, _)| root.key < key)
+            {
+                best = Some((root.key, lane));
+            }
+        }
+        best.map(|(_, lane)| lane)
+    }
+
+    #[inline]
+    fn remove_taken_root(&mut self) {
+        let Some(lane) = self.taken.take() else {
+            return;
+        };
+        let heap = &mut self.lanes[lane];
+        let last = heap.pop().expect("a taken root is in its heap");
+        if !heap.is_empty() {
+            sift_down(heap, last);
+        }
+    }
+}
+
+/// The panic of `schedule`, out of line so that `schedule` inlines.
+#[cold]
+#[inline(never)]
+fn scheduled_in_the_past(at: SimTime, now: SimTime) -> ! {
+    panic!("scheduling in the past: {at} < now {now}");
+}
+
+/// Places `entry` at the root of `heap` and moves it down to its place.
+#[inline]
+fn sift_down<E: Copy>(heap: &mut [Entry<E>], entry: Entry<E>) {
+    let n = heap.len();
+    let mut i = 0;
+    loop {
+        let left = 2 * i + 1;
+        if left >= n {
+            break;
+        }
+        let right = left + 1;
+        let child = if right < n && heap[right].key < heap[left].key {
+            right
+        } else {
+            left
+        };
+        if entry.key < heap[child].key {
+            break;
+        }
+        heap[i] = heap[child];
+        i = child;
+    }
+    heap[i] = entry;
+}
+
+/// Adds `entry` to `heap`, moving it up from the end to its place.
+///
+/// The entry is compared from the argument, not read back from the heap: a
+/// read right after the push would wait on the push's field-sized stores.
+#[inline]
+fn push<E: Copy>(heap: &mut Vec<Entry<E>>, entry: Entry<E>) {
+    heap.push(entry);
+    let mut i = heap.len() - 1;
+    while i > 0 {
+        let parent = (i - 1) / 2;
+        if heap[parent].key < entry.key {
+            break;
+        }
+        heap[i] = heap[parent];
+        i = parent;
+    }
+    heap[i] = entry;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Lane for char {
+        const LANES: usize = 2;
+        fn lane(&self) -> usize {
+            *self as usize % 2
+        }
+    }
+
+    impl Lane for () {
+        const LANES: usize = 1;
+        fn lane(&self) -> usize {
+            0
+        }
+    }
+
+    impl Lane for u32 {
+        const LANES: usize = 3;
+        fn lane(&self) -> usize {
+            (*self % 7 % 3) as usize
+        }
+    }
 
     #[test]
     fn pops_in_time_then_schedule_order() {
@@ -108,6 +277,33 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), SimTime(5));
+    }
+
+    #[test]
+    fn matches_a_sorted_reference_under_random_interleaving() {
+        use crate::engine::rng::{Stream, stream};
+        use rand::Rng;
+        let mut rng = stream(11, Stream::Routing);
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut id = 0u32;
+        for _ in 0..20_000 {
+            if rng.random_bool(0.52) {
+                let at = SimTime(q.now().0 + rng.random_range(0..50));
+                q.schedule(at, id);
+                reference.insert((at, id));
+                id += 1;
+            } else {
+                assert_eq!(q.peek_time(), reference.first().map(|e| e.0));
+                assert_eq!(q.pop(), reference.pop_first());
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        let end = SimTime(q.now().0 + 20);
+        while let Some(e) = q.pop_before(end) {
+            assert_eq!(Some(e), reference.pop_first());
+        }
+        assert!(reference.first().is_none_or(|e| e.0 >= end));
     }
 
     #[test]

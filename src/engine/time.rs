@@ -42,6 +42,24 @@ impl SimTime {
     }
 }
 
+/// `x.round() as u64` (half away from zero, saturating), without a call.
+///
+/// x86-64's baseline instruction set has no rounding instruction, so
+/// `f64::round` is a library call; this is the hot path of every service
+/// draw. Below 2^52, `x as u64` truncates exactly, `t as f64` is exact, and
+/// `x - t` is exact (it keeps only the fraction bits of `x`), so the result
+/// is `round(x)` bit for bit. Other inputs (huge, negative, NaN) take `round`.
+#[inline]
+pub fn round_u64(x: f64) -> u64 {
+    const EXACT_BELOW: f64 = (1u64 << 52) as f64;
+    if (0.0..EXACT_BELOW).contains(&x) {
+        let t = x as u64;
+        t + (x - t as f64 >= 0.5) as u64
+    } else {
+        x.round() as u64
+    }
+}
+
 impl Add for SimTime {
     type Output = SimTime;
     fn add(self, rhs: SimTime) -> SimTime {
@@ -76,6 +94,40 @@ mod tests {
         assert_eq!(SimTime::from_secs_f64(0.0000004).0, 0);
         assert_eq!(SimTime::from_secs_f64(0.0000006).0, 1);
         assert_eq!(SimTime::from_secs(45).as_secs_f64(), 45.0);
+    }
+
+    #[test]
+    fn round_u64_matches_round() {
+        use crate::engine::rng::{Stream, stream};
+        use rand::RngCore;
+        let edges = [
+            0.0,
+            -0.0,
+            0.5,
+            0.49999999999999994,
+            1.5,
+            2.5,
+            -0.7,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9_007_199_254_740_993.0,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for x in edges {
+            assert_eq!(round_u64(x), x.round() as u64, "{x}");
+        }
+        let mut rng = stream(3, Stream::Service);
+        for _ in 0..200_000 {
+            let bits = rng.next_u64();
+            // Random magnitudes across 2^-10 .. 2^54, and exact halves.
+            let x = f64::from_bits((bits >> 12) | ((1013 + (bits & 63)) << 52));
+            let half = (bits >> 20) as f64 + 0.5;
+            for v in [x, half, x.floor() + 0.5] {
+                assert_eq!(round_u64(v), v.round() as u64, "{v}");
+            }
+        }
     }
 
     #[test]

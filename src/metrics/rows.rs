@@ -19,6 +19,21 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    pub const ALL: [EventKind; 7] = [
+        EventKind::WorkerRecycled,
+        EventKind::RecycleHeld,
+        EventKind::OomKill,
+        EventKind::DrainKilled,
+        EventKind::EvilKill,
+        EventKind::RetryOk,
+        EventKind::FetchFailed,
+    ];
+
+    /// The kind an `event` column names (`replay` reads them back).
+    pub fn from_label(label: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.label() == label)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             EventKind::WorkerRecycled => "worker_recycled",
@@ -44,6 +59,19 @@ pub enum LeaseOutcome {
 }
 
 impl LeaseOutcome {
+    pub const ALL: [LeaseOutcome; 5] = [
+        LeaseOutcome::Acquired,
+        LeaseOutcome::Held,
+        LeaseOutcome::BypassedPressure,
+        LeaseOutcome::BypassedHardCeiling,
+        LeaseOutcome::None,
+    ];
+
+    /// The outcome a `lease` column names (`replay` reads them back).
+    pub fn from_label(label: &str) -> Option<LeaseOutcome> {
+        LeaseOutcome::ALL.into_iter().find(|l| l.label() == label)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             LeaseOutcome::Acquired => "acquired",

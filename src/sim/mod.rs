@@ -12,6 +12,7 @@ mod recycle;
 mod traffic;
 
 use crate::coord::{Lease, TokenBucket, WindowCap};
+use crate::engine::queue::Lane;
 use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
 use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
@@ -22,10 +23,14 @@ use std::collections::VecDeque;
 
 /// Everything that can happen, as plain data. Events for a worker carry its
 /// generation: an event for a process that has since exited is ignored.
+///
+/// Events are kept small (16 bytes) because the queue moves them on every
+/// push and pop: a retry's request waits in `Sim::retries`, not in the event.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
     Arrival,
-    Retry(Request),
+    /// The oldest request in `Sim::retries` is sent again.
+    Retry,
     ServiceDone {
         worker: u32,
         generation: u32,
@@ -51,6 +56,29 @@ pub enum Event {
         instance: u32,
     },
     Timeline,
+}
+
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
+
+/// Near events (the one pending arrival; service completions) travel apart
+/// from the far ones (ticks, timeline rows, boots, drains, retries), so they
+/// do not sift past them in the queue.
+impl Lane for Event {
+    const LANES: usize = 3;
+    #[inline]
+    fn lane(&self) -> usize {
+        match self {
+            Event::Arrival => 0,
+            Event::ServiceDone { .. } => 1,
+            Event::Retry
+            | Event::Sample { .. }
+            | Event::DrainDeadline { .. }
+            | Event::BootDone { .. }
+            | Event::LifetimeDue { .. }
+            | Event::InstanceCheck { .. }
+            | Event::Timeline => 2,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -102,6 +130,9 @@ pub struct Sim<'s, O: Observer> {
     window: Option<WindowCap>,
     streams: Streams,
     arrivals: ArrivalProcess,
+    /// Requests waiting to be retried, with their due times, in due order:
+    /// every retry waits the same `retry_delay`, so first in, first due.
+    retries: VecDeque<(SimTime, Request)>,
     rr_next: usize,
     counts: StateCounts,
     /// Last time the serving-capacity integral was brought up to date.
@@ -157,6 +188,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 routing: rng::stream(seed, Stream::Routing),
             },
             arrivals: ArrivalProcess::new(&sc.workload.profile),
+            retries: VecDeque::new(),
             rr_next: 0,
             counts: StateCounts::default(),
             accounted_at: SimTime::ZERO,
@@ -181,11 +213,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         if self.check_invariants {
             self.assert_invariants(SimTime::ZERO);
         }
-        while let Some(t) = self.q.peek_time() {
-            if t >= end {
-                break;
-            }
-            let (t, ev) = self.q.pop().expect("peeked");
+        while let Some((t, ev)) = self.q.pop_before(end) {
             self.m.events += 1;
             if self.m.events > self.sc.max_events {
                 return Err(SimError::EventBudget {
@@ -207,7 +235,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     fn handle(&mut self, t: SimTime, ev: Event) {
         match ev {
             Event::Arrival => self.on_arrival(t),
-            Event::Retry(req) => self.on_retry(t, req),
+            Event::Retry => self.on_retry(t),
             Event::ServiceDone {
                 worker,
                 generation,

@@ -49,7 +49,12 @@ impl<O: Observer> Sim<'_, O> {
         self.send(t, req);
     }
 
-    pub(super) fn on_retry(&mut self, t: SimTime, req: Request) {
+    pub(super) fn on_retry(&mut self, t: SimTime) {
+        let (due, req) = self
+            .retries
+            .pop_front()
+            .expect("a retry event has a request");
+        assert_eq!(due, t, "retries are due in the order they were scheduled");
         self.m.pending_retries -= 1;
         self.send(t, req);
     }
@@ -236,8 +241,9 @@ impl<O: Observer> Sim<'_, O> {
         if req.attempt < self.sc.client.retries {
             req.attempt += 1;
             self.m.pending_retries += 1;
-            self.q
-                .schedule(t + self.sc.client.retry_delay, Event::Retry(req));
+            let due = t + self.sc.client.retry_delay;
+            self.retries.push_back((due, req));
+            self.q.schedule(due, Event::Retry);
         } else {
             self.m.failed += 1;
             self.m.fetch_failed += 1;

@@ -26,6 +26,98 @@ pub enum RateProfile {
     },
 }
 
+/// The angle of the diurnal cosine at `t`: zero at the peak hour.
+#[inline]
+fn diurnal_phase(start_hour: f64, peak_hour: f64, t: SimTime) -> f64 {
+    let hour = start_hour + t.as_secs_f64() / 3600.0;
+    2.0 * std::f64::consts::PI * (hour - peak_hour) / 24.0
+}
+
+/// How much simulated time one `RateBand` covers.
+const BAND: SimTime = SimTime(60 * US_PER_S);
+/// Slack on `f64::cos` in a band's bounds: libm's cosine is within an ulp
+/// (~1e-16) of the true one; this is four orders of magnitude more.
+const COS_SLACK: f64 = 1e-12;
+
+/// Bounds `lo <= rate_at(t) <= hi` for every `t` in `[from, last]`, so that
+/// thinning can decide most candidates without a cosine.
+#[derive(Clone, Copy, Debug)]
+struct RateBand {
+    from: SimTime,
+    last: SimTime,
+    lo: f64,
+    hi: f64,
+}
+
+impl RateBand {
+    /// Covers no time (`last < from`) and bounds nothing.
+    const EMPTY: RateBand = RateBand {
+        from: SimTime(1),
+        last: SimTime::ZERO,
+        lo: f64::NEG_INFINITY,
+        hi: f64::INFINITY,
+    };
+
+    fn contains(&self, t: SimTime) -> bool {
+        self.from <= t && t <= self.last
+    }
+
+    /// The band of a diurnal profile from `from` on.
+    ///
+    /// Why the bounds hold: every step of `diurnal_phase` is a rounded
+    /// operation that is non-decreasing in `t`, so the phase of any `t` in the
+    /// band lies between the phases `pa`, `pb` of its ends. Where no multiple
+    /// of pi (an extremum of the cosine) lies between them, the true cosine is
+    /// monotone there and `f64::cos` is within `COS_SLACK` of it, so the cosine
+    /// `rate_at` computes lies within the ends' cosines widened by twice that.
+    /// Last, `mean * (1 + amplitude * cos)` is monotone in the cosine at every
+    /// rounded step (non-decreasing for the validated positive mean and
+    /// non-negative amplitude; the min and max below cover other signs).
+    /// Near an extremum (twice a simulated day) the band says nothing:
+    /// infinite bounds.
+    ///
+    /// Out of line: it runs once per band, not once per candidate.
+    #[inline(never)]
+    fn diurnal(profile: &RateProfile, from: SimTime) -> RateBand {
+        let RateProfile::Diurnal {
+            mean_rps,
+            amplitude,
+            peak_hour,
+            start_hour,
+        } = *profile
+        else {
+            unreachable!("a diurnal band of a diurnal profile");
+        };
+        let last = SimTime(from.0.saturating_add(BAND.0 - 1));
+        let (pa, pb) = (
+            diurnal_phase(start_hour, peak_hour, from),
+            diurnal_phase(start_hour, peak_hour, last),
+        );
+        // Phases in units of pi; 1e-9 dwarfs their rounding below 1e6.
+        let (ka, kb) = (pa / std::f64::consts::PI, pb / std::f64::consts::PI);
+        let clear = |k: f64| k.abs() < 1e6 && (k - k.round()).abs() > 1e-9;
+        if !(clear(ka) && clear(kb) && ka.floor() == kb.floor()) {
+            return RateBand {
+                from,
+                last,
+                ..RateBand::EMPTY
+            };
+        }
+        let (ca, cb) = (pa.cos(), pb.cos());
+        let rate_for = |cos: f64| mean_rps * (1.0 + amplitude * cos);
+        let (r1, r2) = (
+            rate_for(ca.min(cb) - 2.0 * COS_SLACK),
+            rate_for(ca.max(cb) + 2.0 * COS_SLACK),
+        );
+        RateBand {
+            from,
+            last,
+            lo: r1.min(r2),
+            hi: r1.max(r2),
+        }
+    }
+}
+
 impl RateProfile {
     /// The arrival rate (requests per second) at `t`.
     pub fn rate_at(&self, t: SimTime) -> f64 {
@@ -36,11 +128,7 @@ impl RateProfile {
                 amplitude,
                 peak_hour,
                 start_hour,
-            } => {
-                let hour = start_hour + t.as_secs_f64() / 3600.0;
-                let phase = 2.0 * std::f64::consts::PI * (hour - peak_hour) / 24.0;
-                mean_rps * (1.0 + amplitude * phase.cos())
-            }
+            } => mean_rps * (1.0 + amplitude * diurnal_phase(*start_hour, *peak_hour, t).cos()),
             RateProfile::Series { points } => {
                 let i = points.partition_point(|p| p.0 <= t);
                 points[i.saturating_sub(1)].1
@@ -82,6 +170,8 @@ pub struct ArrivalProcess {
     peak: f64,
     /// Mean gap at the peak rate, in microseconds.
     peak_gap_us: f64,
+    /// Bounds on a diurnal rate around the last candidate.
+    band: Option<RateBand>,
 }
 
 impl ArrivalProcess {
@@ -94,12 +184,13 @@ impl ArrivalProcess {
             } else {
                 f64::INFINITY
             },
+            band: matches!(profile, RateProfile::Diurnal { .. }).then_some(RateBand::EMPTY),
         }
     }
 
     /// The first arrival strictly after `now`, or `None` if none comes before `end`.
     pub fn next_after(
-        &self,
+        &mut self,
         profile: &RateProfile,
         now: SimTime,
         end: SimTime,
@@ -115,12 +206,34 @@ impl ArrivalProcess {
                 return None;
             }
             let at = SimTime((t as u64).max(now.0 + 1));
-            let rate = profile.rate_at(at);
-            // A constant profile accepts every candidate without a draw.
-            if rate >= self.peak || open01(rng) * self.peak < rate {
+            if self.accept(profile, at, rng) {
                 return Some(at);
             }
         }
+    }
+
+    /// Whether the candidate at `at` is kept: with probability `rate / peak`,
+    /// and with no draw at all when the rate is at its peak (so a constant
+    /// profile accepts every candidate without one).
+    ///
+    /// A diurnal rate is bounded first (`RateBand`): below the peak
+    /// (`hi < peak`), the exact code draws `u` and keeps the candidate iff
+    /// `u * peak < rate`, which the bounds settle unless `lo <= u * peak < hi`
+    /// (a fraction of a percent of candidates). Only then, or near the peak,
+    /// is the exact rate (a libm cosine) computed. Same draws, same answers.
+    #[inline]
+    fn accept(&mut self, profile: &RateProfile, at: SimTime, rng: &mut StreamRng) -> bool {
+        if let Some(band) = &mut self.band {
+            if !band.contains(at) {
+                *band = RateBand::diurnal(profile, at);
+            }
+            if band.hi < self.peak {
+                let x = open01(rng) * self.peak;
+                return x < band.lo || (x < band.hi && x < profile.rate_at(at));
+            }
+        }
+        let rate = profile.rate_at(at);
+        rate >= self.peak || open01(rng) * self.peak < rate
     }
 }
 
@@ -128,6 +241,7 @@ impl ArrivalProcess {
 mod tests {
     use super::*;
     use crate::engine::rng::{Stream, stream};
+    use rand::RngCore;
 
     #[test]
     fn diurnal_peaks_at_peak_hour() {
@@ -154,6 +268,62 @@ mod tests {
     }
 
     #[test]
+    fn rate_bands_bound_the_rate() {
+        let mut rng = stream(5, Stream::Arrivals);
+        let mut informative = 0;
+        for k in 0..20_000u64 {
+            let p = RateProfile::Diurnal {
+                mean_rps: 2.0,
+                // Negative amplitudes fail validation, but the bounds hold.
+                amplitude: (k % 5) as f64 * 0.2 - 0.2,
+                peak_hour: (k % 7) as f64 * 3.1,
+                start_hour: (k % 24) as f64 * 0.93,
+            };
+            // Up to 1000 days; every third band starts on a 6-hour mark, where
+            // the phase may sit on an extremum.
+            let days = if k % 2 == 0 { 2.0 } else { 1000.0 };
+            let us = (open01(&mut rng) * days * 86_400e6) as u64;
+            let from = SimTime(us - us % if k % 3 == 0 { 21_600_000_000 } else { 1 });
+            let band = RateBand::diurnal(&p, from);
+            informative += band.hi.is_finite() as u32;
+            for j in 0..50 {
+                let t = SimTime(from.0 + j * (BAND.0 - 1) / 49);
+                assert_eq!(j == 49, t == band.last);
+                assert!(band.contains(t));
+                let rate = p.rate_at(t);
+                assert!(band.lo <= rate && rate <= band.hi, "{band:?} {t}: {rate}");
+            }
+        }
+        assert!(informative > 19_000, "{informative}");
+        let p = RateProfile::Diurnal {
+            mean_rps: 1.0,
+            amplitude: 0.5,
+            peak_hour: 0.0,
+            start_hour: 0.0,
+        };
+        assert!(RateBand::diurnal(&p, SimTime::MAX).contains(SimTime::MAX));
+    }
+
+    #[test]
+    fn diurnal_acceptance_is_the_exact_one() {
+        let p = RateProfile::Diurnal {
+            mean_rps: 3.0,
+            amplitude: 0.7,
+            peak_hour: 13.0,
+            start_hour: 5.5,
+        };
+        let mut arrivals = ArrivalProcess::new(&p);
+        let (mut fast, mut exact) = (stream(4, Stream::Arrivals), stream(4, Stream::Arrivals));
+        for k in 0..300_000u64 {
+            let at = SimTime(k * 1_234_567);
+            let rate = p.rate_at(at);
+            let want = rate >= arrivals.peak || open01(&mut exact) * arrivals.peak < rate;
+            assert_eq!(arrivals.accept(&p, at, &mut fast), want, "at {at}");
+        }
+        assert_eq!(fast.next_u64(), exact.next_u64(), "same draws consumed");
+    }
+
+    #[test]
     fn thinning_matches_the_mean_rate() {
         let p = RateProfile::Diurnal {
             mean_rps: 10.0,
@@ -161,7 +331,7 @@ mod tests {
             peak_hour: 12.0,
             start_hour: 0.0,
         };
-        let arrivals = ArrivalProcess::new(&p);
+        let mut arrivals = ArrivalProcess::new(&p);
         let mut rng = stream(3, Stream::Arrivals);
         let end = SimTime::from_secs(86_400);
         let (mut t, mut n) = (SimTime::ZERO, 0u64);

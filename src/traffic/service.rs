@@ -2,7 +2,7 @@
 //! a mean, and for the lognormal a p99.
 
 use crate::engine::rng::{StreamRng, open01};
-use crate::engine::time::SimTime;
+use crate::engine::time::{SimTime, round_u64};
 use rand_distr::{Distribution, StandardNormal};
 
 /// z of the 99th percentile of the standard normal.
@@ -49,7 +49,7 @@ impl ServiceDist {
                 (mu + sigma * z).exp()
             }
         };
-        SimTime((us.round() as u64).max(1))
+        SimTime(round_u64(us).max(1))
     }
 }
 

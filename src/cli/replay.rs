@@ -1,0 +1,90 @@
+//! `fleetsim replay`: import recorded windows (CSV, JSON Lines, platform
+//! logs), analyse them per limit regime, print the report and write
+//! `analysis.json` atomically.
+
+use super::Failure;
+use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use clap::Args;
+use fleetsim::replay::{self, Knobs, Options, Recording};
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Recordings: events.csv from `fleetsim run`, JSON Lines exports, or
+    /// platform log lines (format detected per file).
+    #[arg(required = true, value_name = "RECORDING")]
+    pub recordings: Vec<PathBuf>,
+    /// Scenario whose policy (cooldown, tick, pressure cooldown, lease TTL)
+    /// places the gap buckets; without it the recording's inferred values are used.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// Canary events this long after a recycle count as following it.
+    #[arg(long, default_value_t = replay::analyse::CANARY_WINDOW_S)]
+    pub canary_window_s: f64,
+    /// Output directory for analysis.json [default: out/replay-<first recording>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print analysis.json to stdout instead of the report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn import(path: &Path) -> Result<replay::Part, Failure> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| Failure::input(format!("{name}: cannot read: {e}")))?;
+    replay::import::read(&name, file).map_err(|e| Failure::input(e.to_string()))
+}
+
+fn options(args: &ReplayArgs) -> Result<Options, Failure> {
+    if !(args.canary_window_s.is_finite() && args.canary_window_s > 0.0) {
+        return Err(Failure::input(
+            "--canary-window-s must be a positive number of seconds",
+        ));
+    }
+    let scenario = match &args.scenario {
+        None => None,
+        Some(p) => {
+            let sa = ScenarioArgs {
+                scenario: Some(p.clone()),
+                set: Vec::new(),
+            };
+            Some(Knobs::from_scenario(&load_scenario(&sa, None)?.scenario))
+        }
+    };
+    Ok(Options {
+        scenario,
+        canary_window_s: args.canary_window_s,
+    })
+}
+
+pub fn run(args: ReplayArgs) -> Result<(), Failure> {
+    let opts = options(&args)?;
+    let parts = args
+        .recordings
+        .iter()
+        .map(|p| import(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rec = Recording::assemble(parts).map_err(|e| Failure::input(e.to_string()))?;
+    let analysis = replay::analyse(&rec, &opts);
+    let json = serde_json::to_string_pretty(&analysis).map_err(|e| Failure::run(e.to_string()))?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = args.recordings[0]
+            .file_stem()
+            .map_or("recording".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from(format!("out/replay-{stem}"))
+    });
+    fs::create_dir_all(&out)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    let mut file = AtomicFile::create(out.join("analysis.json"))?;
+    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", replay::render::report(&analysis));
+        println!("wrote {}", out.join("analysis.json").display());
+    }
+    Ok(())
+}

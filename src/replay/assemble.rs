@@ -1,0 +1,186 @@
+//! Joining imported files into one `Recording`: one time axis, events
+//! sorted by `(time, file, line)`, and every pressure log line attached to
+//! the recycle it belongs to.
+//!
+//! The attachment rule (the seeds' vocabulary trap: the log's
+//! `recycle pressure: instance headroom 251MB < 350MB` is the metric's
+//! `pressure=true`): a pressure line goes to the nearest recycle on the
+//! instance it names (any instance when it names none), within
+//! `ATTACH_WINDOW_S` when it has a timestamp, else the nearest by line in the
+//! same file; ties go to the later recycle, since the recycler logs the
+//! reason before it acts. The recycle's `pressure` becomes true (unless a
+//! field already says false: that conflict is reported, not overwritten).
+//! A line with no recycle to join stays a pressure event of its own.
+
+use super::import::ImportError;
+use super::recording::{Event, Part, PressureNote, Recording};
+use super::time::Axis;
+
+/// How far in time a pressure log line may be from its recycle.
+pub const ATTACH_WINDOW_S: f64 = 60.0;
+
+impl Recording {
+    /// One recording from imported files, in the order given.
+    pub fn assemble(parts: Vec<Part>) -> Result<Recording, ImportError> {
+        let axis = common_axis(&parts)?;
+        let (mut sources, mut events, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, part) in parts.into_iter().enumerate() {
+            sources.push(part.source);
+            events.extend(part.events.into_iter().map(|mut e| {
+                e.origin.source = i;
+                e
+            }));
+            notes.extend(part.notes.into_iter().map(|mut n| {
+                n.origin.source = i;
+                n
+            }));
+        }
+        events
+            .sort_by(|a: &Event, b: &Event| a.t_s.total_cmp(&b.t_s).then(a.origin.cmp(&b.origin)));
+        for note in &mut notes {
+            note.attached_to = nearest_recycle(&events, note);
+            if let Some(i) = note.attached_to {
+                apply(&mut events[i], note);
+            }
+        }
+        Ok(Recording {
+            sources,
+            axis,
+            events,
+            notes,
+        })
+    }
+}
+
+fn common_axis(parts: &[Part]) -> Result<Option<Axis>, ImportError> {
+    let mut axis: Option<(Axis, &str)> = None;
+    for p in parts {
+        let Some(base) = p.source.time_base else {
+            continue;
+        };
+        match axis {
+            None => axis = Some((base.axis(), &p.source.name)),
+            Some((a, first)) if a != base.axis() => {
+                return Err(ImportError::Axes(format!(
+                    "cannot join {first} and {}: their timestamps are on different axes \
+                     ({first}: {a:?}, {}: {}); replay them separately",
+                    p.source.name,
+                    p.source.name,
+                    base.describe()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(axis.map(|(a, _)| a))
+}
+
+fn same_instance(note: &PressureNote, e: &Event) -> bool {
+    match &note.instance {
+        Some(i) => e.instance.as_ref() == Some(i),
+        None => true,
+    }
+}
+
+/// How far recycle `e` is from pressure line `note`: seconds when the line
+/// has a time (`None` beyond `ATTACH_WINDOW_S`), else lines in its file.
+fn distance(note: &PressureNote, e: &Event) -> Option<f64> {
+    match note.t_s {
+        Some(t) => {
+            let d = (e.t_s - t).abs();
+            (d <= ATTACH_WINDOW_S).then_some(d)
+        }
+        None => (e.origin.source == note.origin.source)
+            .then(|| (e.origin.line as f64 - note.origin.line as f64).abs()),
+    }
+}
+
+/// The index of the recycle a pressure line belongs to, if any.
+fn nearest_recycle(events: &[Event], note: &PressureNote) -> Option<usize> {
+    // `<=` keeps the later of two equally near recycles.
+    let mut best: Option<(usize, f64)> = None;
+    for (i, e) in events.iter().enumerate() {
+        if !e.is_recycle() || !same_instance(note, e) {
+            continue;
+        }
+        if let Some(d) = distance(note, e)
+            && best.is_none_or(|(_, b)| d <= b)
+        {
+            best = Some((i, d));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+fn apply(e: &mut Event, note: &PressureNote) {
+    if e.pressure.is_none() {
+        e.pressure = Some(true);
+        e.pressure_from_log = true;
+    }
+    if e.headroom_mb.is_none() {
+        e.headroom_mb = note.headroom_mb;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::import::logs;
+
+    fn rec(text: &str) -> Recording {
+        Recording::assemble(vec![logs::parse("x.log", text)]).unwrap()
+    }
+
+    #[test]
+    fn a_timed_pressure_line_flags_the_nearest_recycle_on_its_instance() {
+        let r = rec("20:00:00 RECYCLE inst-A\n\
+                     20:00:20 inst-B recycle pressure: instance headroom 251MB < 350MB\n\
+                     20:00:30 RECYCLE inst-B\n\
+                     20:10:00 RECYCLE inst-B\n");
+        let flagged: Vec<bool> = r.recycles().map(|e| e.pressure_true()).collect();
+        assert_eq!(flagged, [false, true, false]);
+        let b = r.recycles().nth(1).unwrap();
+        assert!(b.pressure_from_log);
+        assert_eq!(b.headroom_mb, Some(251.0));
+    }
+
+    #[test]
+    fn an_untimed_pressure_line_joins_the_nearest_recycle_by_line() {
+        let r = rec("20:00:00 RECYCLE inst-A\n\
+                     recycle pressure: instance headroom 251MB < 350MB\n\
+                     20:00:30 RECYCLE inst-B\n");
+        let flagged: Vec<bool> = r.recycles().map(|e| e.pressure_true()).collect();
+        assert_eq!(flagged, [false, true], "ties go to the later recycle");
+    }
+
+    #[test]
+    fn a_pressure_line_far_from_any_recycle_stays_its_own_event() {
+        let r = rec(
+            "20:00:00 RECYCLE inst-A\n20:30:00 recycle pressure: instance headroom 251MB < 350MB\n",
+        );
+        assert_eq!(r.notes.len(), 1);
+        assert_eq!(r.notes[0].attached_to, None);
+        assert!(!r.recycles().any(|e| e.pressure_true()));
+    }
+
+    #[test]
+    fn a_field_that_says_false_is_not_overwritten() {
+        let csv = "ts,event,instance,pressure\n100,worker_recycled,inst-A,false\n";
+        let log = "1970-01-01T00:01:40Z recycle pressure: instance headroom 251MB < 350MB\n";
+        let e = Recording::assemble(vec![
+            crate::replay::import::csv::parse("a.csv", csv).unwrap(),
+            logs::parse("b.log", log),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("different axes"), "{e}");
+        let csv = "ts,event,instance,pressure\n1000000100,worker_recycled,inst-A,false\n";
+        let log = "2001-09-09T01:48:20Z recycle pressure: instance headroom 251MB < 350MB\n";
+        let r = Recording::assemble(vec![
+            crate::replay::import::csv::parse("a.csv", csv).unwrap(),
+            logs::parse("b.log", log),
+        ])
+        .unwrap();
+        assert_eq!(r.notes[0].attached_to, Some(0));
+        assert_eq!(r.events[0].pressure, Some(false));
+    }
+}

@@ -1,0 +1,115 @@
+//! CSV with a header: the schema `fleetsim run` writes to `events.csv`.
+//! Columns are found by name; extra columns are ignored, optional ones may
+//! be missing, `ts` and `event` are required. A bad row is an error naming
+//! the file, the line and the column.
+
+use super::ImportError;
+use super::fields::{self, COLUMNS, REQUIRED, Row};
+use crate::replay::recording::{Format, Origin, Part, Source};
+use crate::replay::time::TsReader;
+
+/// Whether a first line looks like this format's header.
+pub fn looks_like(first_line: &str) -> bool {
+    let names: Vec<&str> = first_line.split(',').map(str::trim).collect();
+    REQUIRED.iter().all(|r| names.contains(r))
+}
+
+pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let header = reader.headers().map_err(|e| csv_error(name, &e))?.clone();
+    let index = column_index(name, &header)?;
+    let mut ts = TsReader::default();
+    let mut events = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| csv_error(name, &e))?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let mut values = [None; COLUMNS.len()];
+        for (v, i) in values.iter_mut().zip(&index) {
+            *v = i.and_then(|i| record.get(i));
+        }
+        let origin = Origin { source: 0, line };
+        let event = fields::event(&Row { values }, &mut ts, origin)
+            .map_err(|reason| ImportError::row(name, line, reason))?;
+        events.push(event);
+    }
+    let mut source = Source::new(name, Format::Csv);
+    source.time_base = ts.base();
+    source.events = events.len();
+    Ok(Part {
+        source,
+        events,
+        notes: Vec::new(),
+    })
+}
+
+/// For each of `COLUMNS`, its position in the header.
+fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usize>>, ImportError> {
+    let index: Vec<Option<usize>> = COLUMNS
+        .iter()
+        .map(|c| header.iter().position(|h| h == *c))
+        .collect();
+    for r in REQUIRED {
+        if header.iter().all(|h| h != r) {
+            return Err(ImportError::row(
+                name,
+                1,
+                format!("the header has no `{r}` column"),
+            ));
+        }
+    }
+    Ok(index)
+}
+
+fn csv_error(name: &str, e: &csv::Error) -> ImportError {
+    let line = e.position().map_or(0, |p| p.line() as usize);
+    let reason = match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("the row has {len} fields, the header {expected_len}"),
+        csv::ErrorKind::Utf8 { .. } => "not UTF-8 text".to_string(),
+        _ => e.to_string(),
+    };
+    ImportError::row(name, line, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "ts,event,instance,rss_mb,limit_mb,pressure,lease,extra\n\
+                        10.0,worker_recycled,inst-0,541.0,498,false,acquired,x\n\
+                        70.5,retry_ok,inst-1,,,,none,y\n";
+
+    #[test]
+    fn reads_good_rows_ignoring_extra_columns() {
+        let p = parse("a.csv", GOOD).unwrap();
+        assert_eq!(p.events.len(), 2);
+        assert_eq!(p.events[0].rss_mb, Some(541.0));
+        assert_eq!(p.events[0].origin.line, 2);
+        assert_eq!(p.events[1].origin.line, 3);
+        assert_eq!(p.events[1].rss_mb, None);
+        assert_eq!(
+            p.source.time_base,
+            Some(crate::replay::time::TimeBase::WindowSeconds)
+        );
+    }
+
+    #[test]
+    fn bad_rows_name_file_line_and_column() {
+        let bad = "ts,event,rss_mb\n1,worker_recycled,500\n2,worker_recycled,lots\n";
+        let e = parse("b.csv", bad).unwrap_err().to_string();
+        assert!(e.starts_with("b.csv:3: column `rss_mb`"), "{e}");
+        let short = "ts,event,rss_mb\n1,worker_recycled\n";
+        let e = parse("c.csv", short).unwrap_err().to_string();
+        assert!(e.starts_with("c.csv:2: the row has 2 fields"), "{e}");
+        let no_event = "ts,kind\n1,x\n";
+        let e = parse("d.csv", no_event).unwrap_err().to_string();
+        assert!(
+            e.contains("d.csv:1: the header has no `event` column"),
+            "{e}"
+        );
+    }
+}

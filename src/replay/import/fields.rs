@@ -1,0 +1,170 @@
+//! The recording schema by column name, shared by the CSV and JSON Lines
+//! importers: one row of named text values becomes one typed `Event`, or a
+//! message naming the column and what is wrong with its value.
+
+use crate::replay::recording::{Event, Kind, Lease, Origin};
+use crate::replay::time::TsReader;
+
+/// Every column the importers read, in `events.csv` order. Others are ignored.
+pub const COLUMNS: [&str; 17] = [
+    "ts",
+    "event",
+    "instance",
+    "worker",
+    "rss_mb",
+    "limit_mb",
+    "base_limit_mb",
+    "hard_limit_mb",
+    "requests",
+    "pressure",
+    "headroom_mb",
+    "lease",
+    "branch",
+    "generation",
+    "last_recycle_age_s",
+    "latency_ms",
+    "trigger",
+];
+
+/// The columns a recording must have.
+pub const REQUIRED: [&str; 2] = ["ts", "event"];
+
+/// One row's values in `COLUMNS` order; empty text counts as absent.
+pub struct Row<'a> {
+    pub values: [Option<&'a str>; COLUMNS.len()],
+}
+
+impl<'a> Row<'a> {
+    fn get(&self, column: &str) -> Option<&'a str> {
+        let i = COLUMNS.iter().position(|c| *c == column)?;
+        self.values[i].map(str::trim).filter(|v| !v.is_empty())
+    }
+
+    fn text(&self, column: &str) -> Option<String> {
+        self.get(column).map(str::to_string)
+    }
+
+    fn number(&self, column: &str) -> Result<Option<f64>, String> {
+        let Some(v) = self.get(column) else {
+            return Ok(None);
+        };
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(format!("column `{column}`: `{v}` is not a number")),
+        }
+    }
+
+    fn count<T: std::str::FromStr>(&self, column: &str) -> Result<Option<T>, String> {
+        let Some(v) = self.get(column) else {
+            return Ok(None);
+        };
+        v.parse::<T>()
+            .map(Some)
+            .map_err(|_| format!("column `{column}`: `{v}` is not a whole number"))
+    }
+
+    fn flag(&self, column: &str) -> Result<Option<bool>, String> {
+        let Some(v) = self.get(column) else {
+            return Ok(None);
+        };
+        parse_bool(v)
+            .map(Some)
+            .ok_or_else(|| format!("column `{column}`: `{v}` is not true or false"))
+    }
+}
+
+/// `true`/`false` in the spellings exporters use.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Some(true),
+        "false" | "0" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// The typed event of one row, or what is wrong with it.
+pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, String> {
+    let t_text = row.get("ts").ok_or("column `ts` is empty")?;
+    let t_s = ts.read(t_text).map_err(|e| format!("column `ts`: {e}"))?;
+    let kind = Kind::from_label(row.get("event").ok_or("column `event` is empty")?);
+    let mut e = Event::new(t_s, kind, origin);
+    e.instance = row.text("instance");
+    e.worker = row.text("worker");
+    e.rss_mb = row.number("rss_mb")?;
+    e.limit_mb = row.number("limit_mb")?;
+    e.base_limit_mb = row.number("base_limit_mb")?;
+    e.hard_limit_mb = row.number("hard_limit_mb")?;
+    e.requests = row.count("requests")?;
+    e.pressure = row.flag("pressure")?;
+    e.headroom_mb = row.number("headroom_mb")?;
+    e.lease = row.get("lease").map(Lease::from_label);
+    e.branch = row.text("branch");
+    e.generation = row.count("generation")?;
+    e.last_recycle_age_s = row.number("last_recycle_age_s")?;
+    e.latency_ms = row.number("latency_ms")?;
+    e.trigger = row.text("trigger");
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row<'a>(pairs: &[(&str, &'a str)]) -> Row<'a> {
+        let mut values = [None; COLUMNS.len()];
+        for (k, v) in pairs {
+            let i = COLUMNS.iter().position(|c| c == k).unwrap();
+            values[i] = Some(*v);
+        }
+        Row { values }
+    }
+
+    #[test]
+    fn a_row_becomes_a_typed_event() {
+        let r = row(&[
+            ("ts", "12.5"),
+            ("event", "worker_recycled"),
+            ("instance", "inst-0"),
+            ("rss_mb", "541.0"),
+            ("requests", "410"),
+            ("pressure", "false"),
+            ("lease", "bypassed_hard_ceiling"),
+            ("branch", ""),
+        ]);
+        let e = event(&r, &mut TsReader::default(), Origin::default()).unwrap();
+        assert_eq!(e.t_s, 12.5);
+        assert!(e.is_recycle());
+        assert_eq!(e.rss_mb, Some(541.0));
+        assert_eq!(e.requests, Some(410));
+        assert_eq!(e.pressure, Some(false));
+        assert_eq!(
+            e.lease.as_ref().map(Lease::label),
+            Some("bypassed_hard_ceiling")
+        );
+        assert_eq!(e.branch, None);
+    }
+
+    #[test]
+    fn bad_values_name_their_column() {
+        let cases = [
+            (
+                vec![("ts", "1"), ("event", "retry_ok"), ("rss_mb", "big")],
+                "rss_mb",
+            ),
+            (
+                vec![("ts", "1"), ("event", "retry_ok"), ("pressure", "maybe")],
+                "pressure",
+            ),
+            (
+                vec![("ts", "1"), ("event", "retry_ok"), ("requests", "4.5")],
+                "requests",
+            ),
+            (vec![("ts", "yesterday"), ("event", "retry_ok")], "ts"),
+            (vec![("ts", "1")], "event"),
+        ];
+        for (pairs, column) in cases {
+            let e = event(&row(&pairs), &mut TsReader::default(), Origin::default()).unwrap_err();
+            assert!(e.contains(column), "{e}");
+        }
+    }
+}

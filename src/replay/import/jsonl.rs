@@ -1,0 +1,110 @@
+//! JSON Lines with the recording schema's keys (analytics exports): one
+//! object per line; numbers may be JSON numbers or strings, `null` is
+//! absent, other keys are ignored. Blank lines are skipped.
+
+use super::ImportError;
+use super::fields::{self, COLUMNS, Row};
+use crate::replay::recording::{Format, Origin, Part, Source};
+use crate::replay::time::TsReader;
+use serde_json::Value;
+
+/// Whether a first line looks like this format.
+pub fn looks_like(first_line: &str) -> bool {
+    first_line.trim_start().starts_with('{')
+}
+
+pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
+    let mut ts = TsReader::default();
+    let mut events = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let values = scalars(line).map_err(|r| ImportError::row(name, line_no, r))?;
+        let mut row = Row {
+            values: [None; COLUMNS.len()],
+        };
+        for (slot, v) in row.values.iter_mut().zip(&values) {
+            *slot = v.as_deref();
+        }
+        let origin = Origin {
+            source: 0,
+            line: line_no,
+        };
+        let event =
+            fields::event(&row, &mut ts, origin).map_err(|r| ImportError::row(name, line_no, r))?;
+        events.push(event);
+    }
+    let mut source = Source::new(name, Format::Jsonl);
+    source.time_base = ts.base();
+    source.events = events.len();
+    Ok(Part {
+        source,
+        events,
+        notes: Vec::new(),
+    })
+}
+
+/// The line's values for `COLUMNS`, as text.
+fn scalars(line: &str) -> Result<Vec<Option<String>>, String> {
+    let object: serde_json::Map<String, Value> =
+        serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
+    COLUMNS
+        .iter()
+        .map(|c| match object.get(*c) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(Value::Bool(b)) => Ok(Some(b.to_string())),
+            Some(_) => Err(format!("key `{c}`: expected a string, number or boolean")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_numbers_strings_and_nulls() {
+        let text = r#"{"ts": 1714594622, "event": "worker_recycled", "instance": "inst-A", "rss_mb": 564, "limit_mb": "507", "pressure": false, "lease": null, "extra": [1]}
+
+{"ts": 1714594758.5, "event": "retry_ok"}
+"#;
+        let p = parse("a.jsonl", text).unwrap();
+        assert_eq!(p.events.len(), 2);
+        assert_eq!(p.events[0].limit_mb, Some(507.0));
+        assert_eq!(p.events[0].lease, None);
+        assert_eq!(p.events[1].origin.line, 3);
+        assert_eq!(
+            p.source.time_base,
+            Some(crate::replay::time::TimeBase::UnixSeconds)
+        );
+    }
+
+    #[test]
+    fn bad_lines_name_file_line_and_key() {
+        let e = parse(
+            "b.jsonl",
+            "{\"ts\": 1, \"event\": \"retry_ok\"}\n{\"ts\": 2,\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("b.jsonl:2: not a JSON object"), "{e}");
+        let e = parse(
+            "c.jsonl",
+            "{\"ts\": 1, \"event\": \"retry_ok\", \"rss_mb\": {}}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("c.jsonl:1: key `rss_mb`"), "{e}");
+        let e = parse(
+            "d.jsonl",
+            "{\"ts\": 1, \"event\": \"retry_ok\", \"rss_mb\": \"x\"}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("d.jsonl:1: column `rss_mb`"), "{e}");
+    }
+}

@@ -1,0 +1,26 @@
+//! `fleetsim replay`: read recorded production windows back and compute
+//! what the seeds computed by hand.
+//!
+//! - `import/`: one file per format (CSV with the `events.csv` schema, JSON
+//!   Lines, platform log lines), each producing a `Part` of typed events;
+//!   bad CSV/JSON rows are errors naming file and line, unparseable log
+//!   lines are counted and kept (logs are noisy; nothing is dropped unseen).
+//! - `assemble.rs`: parts become one `Recording` on one time axis, with the
+//!   log's pressure vocabulary joined to the recycle it belongs to.
+//! - `analyse/`: pure functions over a `Recording` returning serialisable
+//!   structs, every statistic computed per limit regime (the seeds' first
+//!   rule), bypasses classified from the categorical fields (their second).
+//!
+//! Like the rest of the library: no files, no printing. The CLI owns paths.
+
+pub mod analyse;
+mod assemble;
+pub mod import;
+pub mod recording;
+pub mod render;
+pub mod time;
+
+pub use analyse::{Analysis, Knobs, Options, analyse};
+pub use assemble::ATTACH_WINDOW_S;
+pub use import::ImportError;
+pub use recording::{Event, Format, Kind, Lease, Origin, Part, PressureNote, Recording, Source};
