@@ -275,6 +275,10 @@ fn not_an_output_directory_is_bad_input() {
     let out = fleetsim(&["report", dir.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did not finish"));
+    fs::write(dir.path().join("analysis.json"), "{}").unwrap();
+    let out = fleetsim(&["report", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fleetsim replay"));
     let missing = dir.path().join("nope");
     let out = fleetsim(&["report", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));

@@ -64,7 +64,9 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let dir = &args.dir;
     let present = names(dir)?;
     let Some(kind) = Kind::detect(&present) else {
-        let hint = if present.iter().any(|n| n == "events.csv") {
+        let hint = if present.iter().any(|n| n == "analysis.json") {
+            " (analysis.json: `fleetsim replay` output has no report yet)"
+        } else if present.iter().any(|n| n == "events.csv") {
             " (events.csv without summary.json: the run did not finish)"
         } else if present.iter().any(|n| n == "trials.csv") {
             " (trials.csv without results.csv: resume the sweep with --resume first)"

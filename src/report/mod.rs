@@ -5,8 +5,10 @@
 //! (inline SVG, inline CSS, no script, nothing fetched). Pure: bytes in,
 //! strings out; the CLI reads and writes the files.
 //!
-//! A new kind of output (`replay`, say) is one `Kind` variant, its files in
-//! `Kind::detect` and `Kind::files`, and one `build_*` function here.
+//! A new kind of output is one `Kind` variant, its files in `Kind::detect`
+//! and `Kind::files`, and one `build_*` function here. `fleetsim replay`'s
+//! analysis.json is the next one: its per-regime gap buckets and canary
+//! join map onto `hist::gap_histograms` and the timeline's canary panel.
 
 pub mod chart;
 pub mod data;
