@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod metrics;
 pub mod policy;
 pub mod replay;
+pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;

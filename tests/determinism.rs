@@ -55,6 +55,10 @@ fn the_binary_writes_identical_bytes_for_one_seed() {
         assert!(x == y, "{name}: two runs with seed 7 differ");
         assert!(x != z, "{name}: seeds 7 and 8 wrote the same bytes");
     }
+    // The resolved scenario does not depend on the seed.
+    let scenario = read(a.path(), "scenario.toml");
+    assert!(scenario == read(c.path(), "scenario.toml"));
+    assert!(String::from_utf8(scenario).unwrap().contains("[policy]"));
     // The recordings are not trivially equal: they hold real rows.
     let events = String::from_utf8(read(a.path(), "events.csv")).unwrap();
     let recycles = events.matches(",worker_recycled,").count();
@@ -70,7 +74,7 @@ fn the_binary_writes_identical_bytes_for_one_seed() {
     let leftovers: Vec<_> = std::fs::read_dir(a.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !FILES.contains(&n.as_str()))
+        .filter(|n| !FILES.contains(&n.as_str()) && n != "scenario.toml")
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }

@@ -4,6 +4,7 @@
 mod optimise;
 mod output;
 mod replay;
+mod report;
 mod run;
 mod saturate;
 mod scenario_cmd;
@@ -41,6 +42,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Search a sweep's space with argmin, then re-check the winner on fresh seeds.
     Optimise(optimise::OptimiseArgs),
+    /// Draw an output directory (run, saturate, sweep, optimise) as SVG charts and report.html.
+    Report(report::ReportArgs),
     /// Combine the outputs of a sharded sweep.
     Merge(sweep::MergeArgs),
     /// Import recorded windows (events.csv, JSON Lines, platform logs) and analyse them per limit regime.
@@ -80,6 +83,7 @@ pub fn main() -> i32 {
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
         Command::Optimise(args) => optimise::run(args),
+        Command::Report(args) => report::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
     };

@@ -64,6 +64,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
     events.commit()?;
     timeline.commit()?;
+    // The resolved scenario (every default, every --set applied), so the
+    // directory says which policy produced it (`fleetsim report` reads it).
+    let resolved = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
+    let mut scenario_file = AtomicFile::create(out.join("scenario.toml"))?;
+    scenario_file
+        .write_all(resolved.as_bytes())
+        .map_err(|e| Failure::run(e.to_string()))?;
+    scenario_file.commit()?;
     let json =
         serde_json::to_string_pretty(&output.summary).map_err(|e| Failure::run(e.to_string()))?;
     let mut summary_file = AtomicFile::create(summary_path)?;
@@ -74,7 +82,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         print_table(&output.summary);
         println!(
-            "wrote {}/{{summary.json,events.csv,timeline.csv}}",
+            "wrote {}/{{summary.json,events.csv,timeline.csv,scenario.toml}}",
             out.display()
         );
         let mut cmd = String::from("fleetsim run");

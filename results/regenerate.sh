@@ -1,0 +1,24 @@
+#!/bin/sh
+# Regenerates the reference outputs and their reports in results/ (a few
+# seconds after the build):
+#
+#   sh results/regenerate.sh
+#
+# The seeds' recycler as deployed (the embedded default) and with the seeds'
+# six fixes, on the same fleet, traffic and seed: one simulated day each
+# (`fleetsim run` + `fleetsim report`), and what each policy permits at
+# saturation (`fleetsim saturate` + `fleetsim report`).
+set -eu
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+fleetsim() { cargo run --release --quiet -- "$@"; }
+
+fleetsim run --out results/render-2x3
+fleetsim report results/render-2x3
+fleetsim run scenarios/render-2x3-fixed.toml --out results/render-2x3-fixed
+fleetsim report results/render-2x3-fixed
+
+fleetsim saturate --out results/render-2x3-saturate
+fleetsim report results/render-2x3-saturate
+fleetsim saturate scenarios/render-2x3-fixed.toml --out results/render-2x3-fixed-saturate
+fleetsim report results/render-2x3-fixed-saturate

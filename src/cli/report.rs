@@ -1,0 +1,117 @@
+//! `fleetsim report DIR`: reads an output directory, writes its charts as
+//! `*.svg` and the page that holds them all as `report.html` (last, so a
+//! report.html is always complete and never older than its charts).
+
+use super::Failure;
+use super::output::AtomicFile;
+use clap::Args;
+use fleetsim::report::{self, Files, Kind};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// An output directory of `fleetsim run`, `saturate`, `sweep` or `optimise`.
+    pub dir: PathBuf,
+    /// Open report.html with xdg-open afterwards (a missing opener is not an error).
+    #[arg(long)]
+    pub open: bool,
+}
+
+fn names(dir: &Path) -> Result<Vec<String>, Failure> {
+    let rd = fs::read_dir(dir)
+        .map_err(|e| Failure::input(format!("{}: cannot read directory: {e}", dir.display())))?;
+    let mut out = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?;
+        out.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn read(dir: &Path, kind: Kind) -> Result<Files, Failure> {
+    let (required, optional) = kind.files();
+    let mut files = Files::new();
+    for (name, needed) in required
+        .iter()
+        .map(|n| (n, true))
+        .chain(optional.iter().map(|n| (n, false)))
+    {
+        let p = dir.join(name);
+        match fs::read(&p) {
+            Ok(b) => {
+                files.insert(name.to_string(), b);
+            }
+            Err(e) if needed || e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Failure::input(format!("{}: cannot read: {e}", p.display())));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(files)
+}
+
+fn write(path: PathBuf, text: &str) -> Result<(), Failure> {
+    let mut f = AtomicFile::create(path.clone())?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| Failure::run(format!("{}: {e}", path.display())))?;
+    f.commit()
+}
+
+pub fn run(args: ReportArgs) -> Result<(), Failure> {
+    let dir = &args.dir;
+    let present = names(dir)?;
+    let Some(kind) = Kind::detect(&present) else {
+        let hint = if present.iter().any(|n| n == "analysis.json") {
+            " (analysis.json: `fleetsim replay` output has no report yet)"
+        } else if present.iter().any(|n| n == "events.csv") {
+            " (events.csv without summary.json: the run did not finish)"
+        } else if present.iter().any(|n| n == "trials.csv") {
+            " (trials.csv without results.csv: resume the sweep with --resume first)"
+        } else {
+            ""
+        };
+        return Err(Failure::input(format!(
+            "{}: not a fleetsim output directory{hint}: expected summary.json, events.csv and \
+             timeline.csv (run), saturate.json (saturate), results.csv (sweep) or trace.csv \
+             (optimise)",
+            dir.display()
+        )));
+    };
+    let files = read(dir, kind)?;
+    let name = fs::canonicalize(dir)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dir.display().to_string());
+    let rendered = report::build(kind, &name, &files)
+        .map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?;
+    for c in &rendered.charts {
+        write(dir.join(&c.file), &c.svg)?;
+    }
+    let html = dir.join("report.html");
+    write(html.clone(), &rendered.html)?;
+    let files: Vec<&str> = rendered.charts.iter().map(|c| c.file.as_str()).collect();
+    println!(
+        "{}: wrote {} and {}",
+        kind.label(),
+        html.display(),
+        files.join(", ")
+    );
+    if args.open {
+        open(&html);
+    }
+    Ok(())
+}
+
+/// Best effort: a machine without xdg-open (or a display) still has the file.
+fn open(path: &Path) {
+    match std::process::Command::new("xdg-open").arg(path).spawn() {
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "note: could not run xdg-open ({e}); open {} in a browser",
+            path.display()
+        ),
+    }
+}

@@ -1,0 +1,403 @@
+//! What the report reads, parsed from bytes into plain structs. Columns are
+//! found by header name, so extra columns (or a reordering) never break a
+//! report; a missing column leaves its field empty.
+
+use super::ReportError;
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use std::fmt;
+
+/// The `lease` column, by branch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LeaseClass {
+    Acquired,
+    BypassPressure,
+    BypassCeiling,
+    /// No fleet gate consulted (`none`), or a label this report does not know.
+    Ungated,
+}
+
+/// What happened, as the charts tell it apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mark {
+    Recycled(LeaseClass),
+    Held,
+    OomKill,
+    EvilKill,
+    DrainKilled,
+    RetryOk,
+    FetchFailed,
+    Other,
+}
+
+impl LeaseClass {
+    /// How a recycle passed the fleet gates: the `lease` column first (the
+    /// seeds' categorical field, never re-derived from thresholds), then any
+    /// other fleet gate's exit named in `branch` (`bucket_bypass_pressure`,
+    /// `window_bypass_hard_ceiling`...).
+    pub fn of(lease: &str, branch: &str) -> LeaseClass {
+        match lease {
+            "bypassed_hard_ceiling" => LeaseClass::BypassCeiling,
+            "bypassed_pressure" => LeaseClass::BypassPressure,
+            _ if branch.contains("bypass_hard_ceiling") => LeaseClass::BypassCeiling,
+            _ if branch.contains("bypass_pressure") => LeaseClass::BypassPressure,
+            "acquired" => LeaseClass::Acquired,
+            _ if !branch.is_empty() && branch != "ungated" => LeaseClass::Acquired,
+            _ => LeaseClass::Ungated,
+        }
+    }
+}
+
+impl Mark {
+    pub fn of(event: &str, lease: &str, branch: &str) -> Mark {
+        match event {
+            "worker_recycled" => Mark::Recycled(LeaseClass::of(lease, branch)),
+            "recycle_held" => Mark::Held,
+            "oom_kill" => Mark::OomKill,
+            "evil_kill" => Mark::EvilKill,
+            "drain_killed" => Mark::DrainKilled,
+            "retry_ok" => Mark::RetryOk,
+            "fetch_failed" => Mark::FetchFailed,
+            _ => Mark::Other,
+        }
+    }
+}
+
+/// One row of events.csv.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub t_s: f64,
+    pub mark: Mark,
+    /// `inst-3` -> 3; rows without a parsable instance get 0.
+    pub instance: u32,
+    pub worker: String,
+    pub rss_mb: Option<f64>,
+    pub limit_mb: Option<f64>,
+    pub hard_limit_mb: Option<f64>,
+    pub requests: Option<f64>,
+    pub branch: String,
+}
+
+fn csv_err(file: &str, e: impl fmt::Display) -> ReportError {
+    ReportError::Parse {
+        file: file.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// A CSV file as a header and string rows.
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn parse(file: &str, bytes: &[u8]) -> Result<Table, ReportError> {
+        let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
+        let header = r
+            .headers()
+            .map_err(|e| csv_err(file, e))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            let rec = rec.map_err(|e| csv_err(file, e))?;
+            rows.push(rec.iter().map(str::to_string).collect());
+        }
+        Ok(Table { header, rows })
+    }
+
+    pub fn col(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    pub fn get<'a>(&self, row: &'a [String], col: Option<usize>) -> &'a str {
+        col.and_then(|c| row.get(c)).map_or("", String::as_str)
+    }
+
+    pub fn num(&self, row: &[String], col: Option<usize>) -> Option<f64> {
+        self.get(row, col)
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+    }
+}
+
+pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
+    let t = Table::parse("events.csv", bytes)?;
+    let c = |n: &str| t.col(n);
+    let (ts, ev, inst, worker) = (c("ts"), c("event"), c("instance"), c("worker"));
+    let (rss, limit, hard, req) = (
+        c("rss_mb"),
+        c("limit_mb"),
+        c("hard_limit_mb"),
+        c("requests"),
+    );
+    let (lease, branch) = (c("lease"), c("branch"));
+    if ts.is_none() || ev.is_none() {
+        return Err(csv_err("events.csv", "no `ts` or `event` column"));
+    }
+    let mut out = Vec::with_capacity(t.rows.len());
+    for row in &t.rows {
+        let Some(t_s) = t.num(row, ts) else { continue };
+        let instance = t.get(row, inst);
+        out.push(Event {
+            t_s,
+            mark: Mark::of(t.get(row, ev), t.get(row, lease), t.get(row, branch)),
+            instance: instance
+                .trim_start_matches("inst-")
+                .parse()
+                .unwrap_or_default(),
+            worker: t.get(row, worker).to_string(),
+            rss_mb: t.num(row, rss),
+            limit_mb: t.num(row, limit),
+            hard_limit_mb: t.num(row, hard),
+            requests: t.num(row, req),
+            branch: t.get(row, branch).to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// One instance's columns of timeline.csv.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InstanceSeries {
+    pub usage_mb: Vec<f64>,
+    pub headroom_mb: Vec<f64>,
+    pub max_rss_mb: Vec<f64>,
+}
+
+/// timeline.csv, column by column (missing cells read as NaN).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timeline {
+    pub t_s: Vec<f64>,
+    pub serving: Vec<f64>,
+    pub booting: Vec<f64>,
+    pub draining: Vec<f64>,
+    pub instances: Vec<InstanceSeries>,
+}
+
+pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
+    let t = Table::parse("timeline.csv", bytes)?;
+    let column = |name: &str| -> Vec<f64> {
+        let c = t.col(name);
+        t.rows
+            .iter()
+            .map(|r| t.num(r, c).unwrap_or(f64::NAN))
+            .collect()
+    };
+    let mut instances = Vec::new();
+    while t
+        .col(&format!("inst{}_usage_mb", instances.len()))
+        .is_some()
+    {
+        let i = instances.len();
+        instances.push(InstanceSeries {
+            usage_mb: column(&format!("inst{i}_usage_mb")),
+            headroom_mb: column(&format!("inst{i}_headroom_mb")),
+            max_rss_mb: column(&format!("inst{i}_max_rss_mb")),
+        });
+    }
+    Ok(Timeline {
+        t_s: column("t_s"),
+        serving: column("serving"),
+        booting: column("booting"),
+        draining: column("draining"),
+        instances,
+    })
+}
+
+/// The policy numbers the charts mark, from the run's scenario.toml.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Policy {
+    pub cooldown_s: Option<f64>,
+    pub pressure_cooldown_s: Option<f64>,
+    pub tick_s: Option<f64>,
+    pub base_limit_mb: Option<f64>,
+    pub jitter_mb: Option<f64>,
+    pub hard_limit_mb: Option<f64>,
+    pub min_headroom_mb: Option<f64>,
+}
+
+pub fn parse_policy(bytes: &[u8]) -> Result<Policy, ReportError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| csv_err("scenario.toml", e))?;
+    let v: toml::Table = toml::from_str(text).map_err(|e| csv_err("scenario.toml", e))?;
+    let p = v.get("policy").and_then(toml::Value::as_table);
+    let get = |k: &str| -> Option<f64> {
+        let x = p?.get(k)?;
+        x.as_float().or_else(|| x.as_integer().map(|i| i as f64))
+    };
+    Ok(Policy {
+        cooldown_s: get("cooldown_s"),
+        pressure_cooldown_s: get("pressure_cooldown_s"),
+        tick_s: get("tick_s"),
+        base_limit_mb: get("base_limit_mb"),
+        jitter_mb: get("jitter_mb"),
+        hard_limit_mb: get("hard_limit_mb"),
+        min_headroom_mb: get("min_headroom_mb"),
+    })
+}
+
+/// A JSON object's entries in file order (serde_json's own map sorts keys).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ordered(pub Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Ordered, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, serde_json::Value>()? {
+                    out.push((k, v));
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+pub fn parse_summary(bytes: &[u8]) -> Result<Ordered, ReportError> {
+    serde_json::from_slice(bytes).map_err(|e| csv_err("summary.json", e))
+}
+
+/// saturate.json, the parts the report draws.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Saturate {
+    pub scenario: String,
+    pub workers: u64,
+    pub ceilings: Vec<SatCeiling>,
+    pub policy_ceiling_per_hour: Option<f64>,
+    pub simulated: SatSimulated,
+    pub absorbable: SatAbsorbable,
+    pub verdicts: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SatCeiling {
+    pub gate: String,
+    pub per_hour: Option<f64>,
+    pub per_hour_escalated: Option<f64>,
+    pub why: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SatSimulated {
+    pub recycles_per_hour: f64,
+    pub exits_per_hour: f64,
+    pub capacity_loss_fraction: f64,
+    pub retry_ok_per_hour: f64,
+    pub fetch_failed_per_hour: f64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SatAbsorbable {
+    pub fetch_failed_threshold_per_hour: f64,
+    pub no_fetch_failed_per_hour: Option<f64>,
+    pub retry_ok_threshold_per_hour: f64,
+    pub retry_ok_exceeded_at_per_hour: Option<f64>,
+    pub probes: Vec<SatProbe>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SatProbe {
+    pub target_per_hour: f64,
+    pub recycles_per_hour: f64,
+    pub retry_ok_per_hour: f64,
+    pub fetch_failed_per_hour: f64,
+    pub capacity_loss_fraction: f64,
+}
+
+pub fn parse_saturate(bytes: &[u8]) -> Result<Saturate, ReportError> {
+    serde_json::from_slice(bytes).map_err(|e| csv_err("saturate.json", e))
+}
+
+/// One objective of a sweep: its metric and whether smaller is better.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Objective {
+    pub metric: String,
+    pub minimize: bool,
+}
+
+/// The objectives in sweep.toml, in order.
+pub fn parse_objectives(bytes: &[u8]) -> Result<Vec<Objective>, ReportError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| csv_err("sweep.toml", e))?;
+    let v: toml::Table = toml::from_str(text).map_err(|e| csv_err("sweep.toml", e))?;
+    let list = v.get("objective").and_then(toml::Value::as_array);
+    Ok(list
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            let metric = o.get("metric")?.as_str()?.to_string();
+            let dir = o.get("direction").and_then(toml::Value::as_str);
+            Some(Objective {
+                metric,
+                minimize: dir != Some("maximize"),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recycles_classified_by_lease_then_branch() {
+        let c = LeaseClass::of;
+        assert_eq!(c("acquired", "lease_acquired"), LeaseClass::Acquired);
+        assert_eq!(
+            c("bypassed_pressure", "bypass_pressure"),
+            LeaseClass::BypassPressure
+        );
+        assert_eq!(
+            c("bypassed_hard_ceiling", "bucket_token+bypass_hard_ceiling"),
+            LeaseClass::BypassCeiling
+        );
+        assert_eq!(
+            c("acquired", "bucket_bypass_pressure+lease_acquired"),
+            LeaseClass::BypassPressure
+        );
+        assert_eq!(
+            c("none", "window_bypass_hard_ceiling"),
+            LeaseClass::BypassCeiling
+        );
+        assert_eq!(c("none", "bucket_token"), LeaseClass::Acquired);
+        assert_eq!(c("none", "ungated"), LeaseClass::Ungated);
+        assert_eq!(c("", ""), LeaseClass::Ungated);
+    }
+
+    #[test]
+    fn events_parse_by_header_name() {
+        let csv = b"event,ts,instance,lease,branch,rss_mb\n\
+worker_recycled,12.5,inst-1,acquired,lease_acquired,530.1\n\
+retry_ok,13.0,inst-0,none,,\n";
+        let ev = parse_events(csv).unwrap();
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].t_s, 12.5);
+        assert_eq!(ev[0].instance, 1);
+        assert_eq!(ev[0].mark, Mark::Recycled(LeaseClass::Acquired));
+        assert_eq!(ev[0].rss_mb, Some(530.1));
+        assert_eq!(ev[1].mark, Mark::RetryOk);
+        assert_eq!(ev[1].rss_mb, None);
+    }
+
+    #[test]
+    fn summary_keeps_file_order() {
+        let s = parse_summary(br#"{"b": 1, "a": null, "c": "x"}"#).unwrap();
+        let keys: Vec<&str> = s.0.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["b", "a", "c"]);
+    }
+}

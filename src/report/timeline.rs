@@ -1,0 +1,414 @@
+//! The two charts over simulated time: the fleet timeline (worker RSS,
+//! every recycle, hold and kill, the client canary) and serving capacity.
+
+use super::ReportError;
+use super::chart::{
+    self, Area, DrawResult, LEGEND_W, Swatch, axis_style, decimate, label_style, legend,
+    one_per_pixel, render, span, span_from_zero, titled,
+};
+use super::data::{Event, LeaseClass, Mark, Policy, Timeline};
+use super::palette as pal;
+use plotters::prelude::*;
+
+const W: u32 = 1400;
+
+fn hours(t_s: f64) -> f64 {
+    t_s / 3600.0
+}
+
+/// The x range in hours covering the timeline and every event.
+fn time_range(tl: &Timeline, events: &[Event]) -> (f64, f64) {
+    let ts = tl.t_s.iter().copied().chain(events.iter().map(|e| e.t_s));
+    let (lo, hi) = span(ts.map(hours), 0.0);
+    (lo.min(0.0), hi)
+}
+
+/// Which marks the memory panel draws, in legend order, with their style.
+const MEMORY_MARKS: [(Mark, &str); 8] = [
+    (
+        Mark::Recycled(LeaseClass::Acquired),
+        "recycled: lease/gate open",
+    ),
+    (
+        Mark::Recycled(LeaseClass::BypassPressure),
+        "recycled: bypass on pressure",
+    ),
+    (
+        Mark::Recycled(LeaseClass::BypassCeiling),
+        "recycled: bypass on ceiling",
+    ),
+    (
+        Mark::Recycled(LeaseClass::Ungated),
+        "recycled: no fleet gate",
+    ),
+    (Mark::Held, "recycle_held"),
+    (Mark::OomKill, "oom_kill"),
+    (Mark::EvilKill, "evil_kill"),
+    (Mark::DrainKilled, "drain_killed"),
+];
+
+pub fn mark_color(m: Mark) -> RGBColor {
+    match m {
+        Mark::Recycled(LeaseClass::Acquired) => pal::ACQUIRED,
+        Mark::Recycled(LeaseClass::BypassPressure) => pal::BYPASS_PRESSURE,
+        Mark::Recycled(LeaseClass::BypassCeiling) => pal::BYPASS_CEILING,
+        Mark::Recycled(LeaseClass::Ungated) => pal::UNGATED,
+        Mark::Held => pal::HELD,
+        Mark::OomKill => pal::OOM,
+        Mark::EvilKill => pal::EVIL_KILL,
+        Mark::DrainKilled => pal::DRAIN_KILLED,
+        Mark::RetryOk => pal::RETRY_OK,
+        Mark::FetchFailed => pal::FETCH_FAILED,
+        Mark::Other => pal::REFERENCE,
+    }
+}
+
+fn swatch(m: Mark) -> Swatch {
+    let c = mark_color(m);
+    match m {
+        Mark::Held => Swatch::Ring(c),
+        Mark::OomKill | Mark::EvilKill | Mark::DrainKilled => Swatch::Cross(c),
+        Mark::RetryOk | Mark::FetchFailed => Swatch::Tick(c),
+        _ => Swatch::Dot(c),
+    }
+}
+
+fn count(events: &[Event], m: Mark) -> usize {
+    events.iter().filter(|e| e.mark == m).count()
+}
+
+/// The hard ceiling: the events' `hard_limit_mb` column, else the policy's.
+fn ceiling(events: &[Event], policy: &Policy) -> Option<f64> {
+    events
+        .iter()
+        .find_map(|e| e.hard_limit_mb)
+        .or(policy.hard_limit_mb)
+}
+
+/// Per-instance largest-worker RSS over time, every recycle and hold at the
+/// worker's RSS, kills, the hard ceiling, and the client canary below on
+/// the same time axis.
+pub fn fleet_timeline(
+    tl: &Timeline,
+    events: &[Event],
+    policy: &Policy,
+) -> Result<String, ReportError> {
+    render((W, 760), |root| {
+        let area = titled(
+            root,
+            "Fleet timeline: worker RSS, recycles by lease outcome, holds, kills, client canary",
+        )?;
+        let (plot, side) = area.split_horizontally(W - LEGEND_W);
+        let (top, bottom) = plot.split_vertically(480);
+        let x = time_range(tl, events);
+        memory_panel(&top, tl, events, policy, x)?;
+        canary_panel(&bottom, tl, events, x)?;
+        let mut entries: Vec<(String, Swatch)> = (0..tl.instances.len())
+            .map(|i| {
+                (
+                    format!("inst-{i} largest RSS"),
+                    Swatch::Line(pal::instance(i)),
+                )
+            })
+            .collect();
+        if let Some(c) = ceiling(events, policy) {
+            entries.push((
+                format!("hard ceiling {c:.0} MB"),
+                Swatch::Line(pal::BYPASS_CEILING),
+            ));
+        }
+        if let Some(b) = policy.base_limit_mb {
+            entries.push((
+                format!("base limit {b:.0} MB"),
+                Swatch::Dashed(pal::REFERENCE),
+            ));
+            if let Some(j) = policy.jitter_mb {
+                entries.push((
+                    format!("jittered limits {:.0}-{:.0} MB", b - j, b + j),
+                    Swatch::Fill(RGBColor(0xe4, 0xe4, 0xe4)),
+                ));
+            }
+        }
+        for (m, label) in MEMORY_MARKS {
+            entries.push((format!("{label} ({})", count(events, m)), swatch(m)));
+        }
+        for m in [Mark::RetryOk, Mark::FetchFailed] {
+            let label = if m == Mark::RetryOk {
+                "retry_ok"
+            } else {
+                "fetch_failed"
+            };
+            entries.push((format!("{label} ({})", count(events, m)), swatch(m)));
+        }
+        legend(&side.margin(40, 0, 0, 0), &entries)
+    })
+}
+
+fn memory_panel(
+    area: &Area<'_>,
+    tl: &Timeline,
+    events: &[Event],
+    policy: &Policy,
+    x: (f64, f64),
+) -> DrawResult {
+    let ceil = ceiling(events, policy);
+    let rss = tl
+        .instances
+        .iter()
+        .flat_map(|i| i.max_rss_mb.iter().copied())
+        .chain(events.iter().filter_map(|e| e.rss_mb))
+        .chain(ceil)
+        .chain(policy.base_limit_mb);
+    let y = span(rss, 0.06);
+    let mut ch = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_top(10)
+        .x_label_area_size(0)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+    ch.configure_mesh()
+        .y_desc("RSS (MB)")
+        .y_label_formatter(&chart::num_label)
+        .axis_desc_style(axis_style())
+        .label_style(label_style())
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .draw()?;
+    let px = ch.plotting_area().dim_in_pixel().0 as usize;
+    if let (Some(b), Some(j)) = (policy.base_limit_mb, policy.jitter_mb) {
+        ch.draw_series(std::iter::once(Rectangle::new(
+            [(x.0, b - j), (x.1, b + j)],
+            pal::REFERENCE.mix(0.08).filled(),
+        )))?;
+    }
+    if let Some(b) = policy.base_limit_mb {
+        ch.draw_series(DashedLineSeries::new(
+            vec![(x.0, b), (x.1, b)],
+            8,
+            6,
+            pal::REFERENCE.stroke_width(1),
+        ))?;
+    }
+    for (i, inst) in tl.instances.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = tl
+            .t_s
+            .iter()
+            .zip(&inst.max_rss_mb)
+            .map(|(t, r)| (hours(*t), *r))
+            .collect();
+        ch.draw_series(LineSeries::new(
+            decimate(&pts, px),
+            pal::instance(i).mix(0.75).stroke_width(1),
+        ))?;
+    }
+    if let Some(c) = ceil {
+        ch.draw_series(LineSeries::new(
+            vec![(x.0, c), (x.1, c)],
+            pal::BYPASS_CEILING.stroke_width(2),
+        ))?;
+    }
+    // Holds (a held worker's climb) first, thin; recycles and kills on top.
+    let order = [4usize, 0, 3, 1, 2, 7, 6, 5].map(|k| MEMORY_MARKS[k].0);
+    for m in order {
+        let pts = one_per_pixel(
+            events
+                .iter()
+                .filter(|e| e.mark == m)
+                .map(|e| (hours(e.t_s), e.rss_mb.unwrap_or(y.1))),
+            |p| ch.backend_coord(p),
+        );
+        let c = mark_color(m);
+        match swatch(m) {
+            Swatch::Ring(_) => {
+                ch.draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new(*p, 3, c.mix(0.7).stroke_width(1))),
+                )?;
+            }
+            Swatch::Cross(_) => {
+                ch.draw_series(pts.iter().map(|p| Cross::new(*p, 6, c.stroke_width(2))))?;
+            }
+            _ => {
+                ch.draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn canary_panel(area: &Area<'_>, tl: &Timeline, events: &[Event], x: (f64, f64)) -> DrawResult {
+    let n = tl.instances.len().max(
+        events
+            .iter()
+            .map(|e| e.instance as usize + 1)
+            .max()
+            .unwrap_or(1),
+    );
+    let keys: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let mut ch = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_top(6)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x.0..x.1, chart::Keyed::new(-0.5, n as f64 - 0.5, keys))?;
+    let fmt = |v: &f64| format!("inst-{}", v.round() as i64);
+    ch.configure_mesh()
+        .x_desc("simulated time (h)")
+        .x_label_formatter(&chart::num_label)
+        .y_desc("client canary")
+        .y_label_formatter(&fmt)
+        .axis_desc_style(axis_style())
+        .label_style(label_style())
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .draw()?;
+    for (m, dy, half) in [(Mark::RetryOk, -0.18, 0.16), (Mark::FetchFailed, 0.18, 0.2)] {
+        let c = mark_color(m);
+        let pts = one_per_pixel(
+            events
+                .iter()
+                .filter(|e| e.mark == m)
+                .map(|e| (hours(e.t_s), e.instance as f64 + dy)),
+            |p| ch.backend_coord(p),
+        );
+        let w = if m == Mark::FetchFailed { 3 } else { 1 };
+        ch.draw_series(pts.iter().map(|&(t, y)| {
+            PathElement::new(vec![(t, y - half), (t, y + half)], c.stroke_width(w))
+        }))?;
+    }
+    Ok(())
+}
+
+/// Serving, draining and booting workers stacked over time, and each
+/// instance's cgroup headroom with the pressure threshold.
+pub fn capacity(tl: &Timeline, policy: &Policy) -> Result<String, ReportError> {
+    render((W, 620), |root| {
+        let area = titled(
+            root,
+            "Serving capacity: workers by state at each timeline step, headroom per instance",
+        )?;
+        let (plot, side) = area.split_horizontally(W - LEGEND_W);
+        let (top, bottom) = plot.split_vertically(260);
+        let x = time_range(tl, &[]);
+        workers_panel(&top, tl, x)?;
+        headroom_panel(&bottom, tl, policy, x)?;
+        let mut entries = vec![
+            ("serving".to_string(), Swatch::Fill(pal::SERVING)),
+            ("draining".to_string(), Swatch::Fill(pal::DRAINING)),
+            ("booting".to_string(), Swatch::Fill(pal::BOOTING)),
+        ];
+        for i in 0..tl.instances.len() {
+            entries.push((format!("inst-{i} headroom"), Swatch::Line(pal::instance(i))));
+        }
+        if let Some(h) = policy.min_headroom_mb {
+            entries.push((
+                format!("pressure below {h:.0} MB"),
+                Swatch::Dashed(pal::BYPASS_PRESSURE),
+            ));
+        }
+        legend(&side.margin(40, 0, 0, 0), &entries)
+    })
+}
+
+/// Mean per bucket: areas keep their level when thinned (min/max would
+/// draw a solid band).
+fn bucket_mean(t: &[f64], v: &[f64], buckets: usize) -> Vec<(f64, f64)> {
+    let pts: Vec<(f64, f64)> = t
+        .iter()
+        .zip(v)
+        .map(|(t, v)| (hours(*t), *v))
+        .filter(|(t, v)| t.is_finite() && v.is_finite())
+        .collect();
+    let k = pts.len().div_ceil(buckets.max(1)).max(1);
+    pts.chunks(k)
+        .map(|c| {
+            let n = c.len() as f64;
+            (c[0].0, c.iter().map(|p| p.1).sum::<f64>() / n)
+        })
+        .collect()
+}
+
+fn workers_panel(area: &Area<'_>, tl: &Timeline, x: (f64, f64)) -> DrawResult {
+    let sd: Vec<f64> = tl
+        .serving
+        .iter()
+        .zip(&tl.draining)
+        .map(|(s, d)| s + d)
+        .collect();
+    let total: Vec<f64> = sd.iter().zip(&tl.booting).map(|(x, b)| x + b).collect();
+    let y = span_from_zero(total.iter().copied(), 0.08);
+    let mut ch = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_top(10)
+        .x_label_area_size(0)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+    ch.configure_mesh()
+        .y_desc("workers")
+        .y_label_formatter(&chart::num_label)
+        .axis_desc_style(axis_style())
+        .label_style(label_style())
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .draw()?;
+    if tl.t_s.is_empty() {
+        return chart::no_data(&ch.plotting_area().strip_coord_spec(), "timeline rows");
+    }
+    let px = ch.plotting_area().dim_in_pixel().0 as usize;
+    for (v, c) in [
+        (&total, pal::BOOTING),
+        (&sd, pal::DRAINING),
+        (&tl.serving, pal::SERVING),
+    ] {
+        let pts = bucket_mean(&tl.t_s, v, px);
+        ch.draw_series(AreaSeries::new(pts, 0.0, c.filled()))?;
+    }
+    Ok(())
+}
+
+fn headroom_panel(area: &Area<'_>, tl: &Timeline, policy: &Policy, x: (f64, f64)) -> DrawResult {
+    let vals = tl
+        .instances
+        .iter()
+        .flat_map(|i| i.headroom_mb.iter().copied())
+        .chain(policy.min_headroom_mb);
+    let y = span_from_zero(vals, 0.08);
+    let mut ch = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_top(10)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+    ch.configure_mesh()
+        .x_desc("simulated time (h)")
+        .y_desc("headroom (MB)")
+        .x_label_formatter(&chart::num_label)
+        .y_label_formatter(&chart::num_label)
+        .axis_desc_style(axis_style())
+        .label_style(label_style())
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .draw()?;
+    let px = ch.plotting_area().dim_in_pixel().0 as usize;
+    for (i, inst) in tl.instances.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = tl
+            .t_s
+            .iter()
+            .zip(&inst.headroom_mb)
+            .map(|(t, h)| (hours(*t), *h))
+            .collect();
+        ch.draw_series(LineSeries::new(
+            decimate(&pts, px),
+            pal::instance(i).stroke_width(1),
+        ))?;
+    }
+    if let Some(h) = policy.min_headroom_mb {
+        ch.draw_series(DashedLineSeries::new(
+            vec![(x.0, h), (x.1, h)],
+            8,
+            6,
+            pal::BYPASS_PRESSURE.stroke_width(2),
+        ))?;
+    }
+    Ok(())
+}
