@@ -29,6 +29,17 @@ pub struct ReplayArgs {
     /// Print analysis.json to stdout instead of the report.
     #[arg(long)]
     pub json: bool,
+    /// Fit the workload to the longest limit regime and write
+    /// calibrated.toml: `--scenario` (or the embedded default) with the
+    /// fitted values; then validate it by simulation (validation.json).
+    #[arg(long)]
+    pub calibrate: bool,
+    /// Seeds the validation simulates the calibrated scenario over.
+    #[arg(long, default_value_t = 8)]
+    pub seeds: u64,
+    /// First seed of the validation (and the bootstrap's seed).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 fn import(path: &Path) -> Result<replay::Part, Failure> {
@@ -85,6 +96,40 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     } else {
         print!("{}", replay::render::report(&analysis));
         println!("wrote {}", out.join("analysis.json").display());
+    }
+    if args.calibrate {
+        calibrate(&args, &rec, &out)?;
+    }
+    Ok(())
+}
+
+/// `--calibrate`: fit, write calibrated.toml, validate, write validation.json.
+fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failure> {
+    let base_args = ScenarioArgs {
+        scenario: args.scenario.clone(),
+        set: Vec::new(),
+    };
+    let base = load_scenario(&base_args, None)?;
+    let cal = replay::calibrate::calibrate(rec, &base.scenario, args.seed)
+        .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
+    let fitted_args = ScenarioArgs {
+        scenario: args.scenario.clone(),
+        set: cal
+            .overrides()
+            .iter()
+            .map(|o| format!("{}={}", o.key, o.value))
+            .collect(),
+    };
+    let fitted = load_scenario(&fitted_args, None)?;
+    let text = replay::calibrate::calibrated_toml(&fitted.raw, &cal)
+        .map_err(|e| Failure::run(format!("cannot print the calibrated scenario: {e}")))?;
+    let path = out.join("calibrated.toml");
+    let mut file = AtomicFile::create(path.clone())?;
+    write!(file, "{text}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    if !args.json {
+        print!("{}", replay::calibrate::render(&cal));
+        println!("wrote {}", path.display());
     }
     Ok(())
 }

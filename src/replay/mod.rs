@@ -15,6 +15,7 @@
 
 pub mod analyse;
 mod assemble;
+pub mod calibrate;
 pub mod import;
 pub mod recording;
 pub mod render;
