@@ -131,5 +131,22 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         print!("{}", replay::calibrate::render(&cal));
         println!("wrote {}", path.display());
     }
+    let seeds: Vec<u64> = (args.seed..args.seed.saturating_add(args.seeds.max(1))).collect();
+    let v = replay::validate::validate(rec, &cal.regime, &fitted.scenario, &seeds)
+        .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
+    let json = serde_json::to_string_pretty(&v).map_err(|e| Failure::run(e.to_string()))?;
+    let path = out.join("validation.json");
+    let mut file = AtomicFile::create(path.clone())?;
+    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    if !args.json {
+        print!("{}", replay::validate::render(&v));
+        println!("wrote {}", path.display());
+        println!(
+            "reproduce with: fleetsim replay ... --calibrate --seed {} --seeds {}",
+            args.seed,
+            seeds.len()
+        );
+    }
     Ok(())
 }

@@ -33,6 +33,8 @@
 //!   span. The scenario's profile is kept and `workload.rps` scaled so its
 //!   mean over the regime's hours (window start = the scenario's
 //!   `start_hour`) equals that rate.
+//! - **Hard ceiling.** Recorded (`hard_limit_mb`, the regime's key): set,
+//!   not fitted.
 //! - **Sampling interval.** The median interval between one worker's
 //!   consecutive holds (the analysis's inferred tick).
 
@@ -86,7 +88,8 @@ pub struct Calibration {
     /// The lognormal of the velocity: `ln v ~ N(mu, sigma^2)`.
     pub velocity_mu: f64,
     pub velocity_sigma: f64,
-    /// The scenario values set but not fitted (start hour, duration).
+    /// The scenario values set but not fitted: the regime's duration and
+    /// start hour, and its recorded hard ceiling.
     pub fixed: Vec<(String, f64)>,
     pub notes: Vec<String>,
 }
@@ -509,6 +512,9 @@ pub fn calibrate(
     }
 
     let mut fixed = vec![("run.duration_h".to_string(), round(hours, "_h"))];
+    if let Some(h) = v.key.hard_limit_mb {
+        fixed.push(("policy.hard_limit_mb".into(), h));
+    }
     if matches!(base.workload.profile, RateProfile::Diurnal { .. }) {
         fixed.push((
             "workload.start_hour".into(),
@@ -572,7 +578,7 @@ pub fn render(cal: &Calibration) -> String {
         o += &format!("  {:<32} {:>10.4} {:>10}  {}\n", f.key, f.value, se, f.how);
     }
     for (k, v) in &cal.fixed {
-        o += &format!("  {k:<32} {v:>10.2} {:>10}  the regime's window\n", "set");
+        o += &format!("  {k:<32} {v:>10.2} {:>10}  the regime's own\n", "set");
     }
     for n in &cal.notes {
         o += &format!("  note: {n}\n");
