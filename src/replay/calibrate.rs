@@ -366,150 +366,23 @@ pub fn calibrate(
     if rows.len() < MIN_ROWS {
         return Err(CalibrateError::TooFew(v.key.label(), rows.len()));
     }
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut notes = Vec::new();
-    let mut fits = Vec::new();
-
-    // Limits.
-    let limits: Vec<f64> = rows.iter().map(|r| r.limit_mb).collect();
-    let (base_mb, jitter_mb) = uniform(&limits);
-    let se = uniform_se(2.0 * jitter_mb, limits.len());
-    let range = format!(
-        "limit_mb of {} recycles, min/max widened by range/(n-1)",
-        limits.len()
-    );
-    fits.push(Fit {
-        key: "policy.base_limit_mb".into(),
-        value: base_mb,
-        se: Some(se.0),
-        how: format!("midpoint of the uniform fitted to {range}"),
-    });
-    fits.push(Fit {
-        key: "policy.jitter_mb".into(),
-        value: jitter_mb,
-        se: Some(se.1),
-        how: format!("half-width of the uniform fitted to {range}"),
-    });
-
-    // Boot RSS.
-    let ls = lines(v);
-    let (boot, boot_se, boot_how) = if ls.len() >= 2 {
-        let mut b: Vec<f64> = ls.iter().map(|l| boot_of(base, l)).collect();
-        let se = bootstrap(&ls, &mut rng, |s| {
-            let mut b: Vec<f64> = s.iter().map(|l| boot_of(base, l)).collect();
-            Some(vec![median(&mut b)])
-        });
-        (
-            median(&mut b),
-            se[0],
-            format!(
-                "median intercept of {} workers' growth lines (a hold and the recycle), less the \
-                 scenario's warm-up",
-                ls.len()
-            ),
-        )
-    } else {
-        notes.push(format!(
-            "boot RSS not identifiable ({} held-then-recycled workers): kept the scenario's {:.1} MB",
-            ls.len(),
-            base.fleet.boot_rss_mb
-        ));
-        (
-            base.fleet.boot_rss_mb,
-            None,
-            "not identifiable from this recording: the scenario's value".into(),
-        )
+    let mut f = Fitter {
+        base,
+        rng: rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed),
+        fits: Vec::new(),
+        notes: Vec::new(),
     };
-    fits.push(Fit {
-        key: "fleet.boot_rss_mb".into(),
-        value: boot,
-        se: boot_se,
-        how: boot_how,
-    });
-
-    // Leak velocity.
-    let vs = velocities(base, &rows, boot);
-    if vs.len() < MIN_ROWS {
-        return Err(CalibrateError::TooFew(v.key.label(), vs.len()));
-    }
-    if vs.len() < rows.len() {
-        notes.push(format!(
-            "{} recycles grew less than the scenario's warm-up: left out of the velocity fit",
-            rows.len() - vs.len()
-        ));
-    }
-    let step_rate = base.fleet.leak.step_probability * base.fleet.leak.step_mean_mb;
-    let (mu, sigma) = fit_lognormal(&vs)?;
-    let (mean, cv) = without_steps(moments(mu, sigma), step_rate);
-    let se = bootstrap(&vs, &mut rng, |s| {
-        let (m, sd) = fit_lognormal(s).ok()?;
-        let (mean, cv) = without_steps(moments(m, sd), step_rate);
-        Some(vec![mean, cv])
-    });
-    let how = format!(
-        "lognormal MLE (Nelder-Mead) of (rss - boot - warm-up) / requests over {} recycles: \
-         mu {mu:.3}, sigma {sigma:.3}, mean {:.4}, less the scenario's steps ({step_rate:.4} \
-         MB/request), same sd",
-        vs.len(),
-        moments(mu, sigma).0
-    );
-    fits.push(Fit {
-        key: "fleet.leak.mean_mb_per_request".into(),
-        value: mean,
-        se: se[0],
-        how: how.clone(),
-    });
-    fits.push(Fit {
-        key: "fleet.leak.cv".into(),
-        value: cv,
-        se: se[1],
-        how,
-    });
-
-    // Traffic.
-    let span = (v.end_s - v.start_s).max(1.0);
-    let hours = span / 3600.0;
+    f.limits(&rows);
+    let boot = f.boot(v);
+    let (mu, sigma) = f.velocity(v, &rows, boot)?;
     let start_hour = match &base.workload.profile {
         RateProfile::Diurnal { start_hour, .. } => {
             (start_hour + (v.start_s - w.start_s) / 3600.0).rem_euclid(24.0)
         }
         _ => 0.0,
     };
-    let factor = profile_factor(base, start_hour, hours);
-    let reqs: Vec<f64> = v
-        .recycles
-        .iter()
-        .filter_map(|e| e.requests.map(|n| n as f64))
-        .collect();
-    let rate = |s: &[f64]| s.iter().sum::<f64>() / span / factor;
-    let se = bootstrap(&reqs, &mut rng, |s| Some(vec![rate(s)]));
-    fits.push(Fit {
-        key: "workload.rps".into(),
-        value: rate(&reqs),
-        se: se[0],
-        how: format!(
-            "{:.0} requests over {} recycles / {:.0} s, divided by the profile's mean over \
-             those hours ({factor:.3} x rps)",
-            reqs.iter().sum::<f64>(),
-            reqs.len(),
-            span
-        ),
-    });
-    if matches!(base.workload.profile, RateProfile::Series { .. }) {
-        notes.push("series profile: workload.rps set, the series itself not rescaled".into());
-    }
-
-    // Sampling interval.
-    let tick = infer::infer(v, None).tick_s;
-    match tick.inferred {
-        Some(t) => fits.push(Fit {
-            key: "policy.tick_s".into(),
-            value: t,
-            se: None,
-            how: format!("{} (no spread: sampling is a timer)", tick.how),
-        }),
-        None => notes.push(format!("tick: {}; kept the scenario's", tick.how)),
-    }
+    let hours = f.traffic(v, start_hour);
+    f.tick(v);
 
     let mut fixed = vec![("run.duration_h".to_string(), round(hours, "_h"))];
     if let Some(h) = v.key.hard_limit_mb {
@@ -527,12 +400,150 @@ pub fn calibrate(
         end_s: v.end_s,
         recycles: v.recycles.len(),
         rows: rows.len(),
-        fits,
+        fits: f.fits,
         velocity_mu: mu,
         velocity_sigma: sigma,
         fixed,
-        notes,
+        notes: f.notes,
     })
+}
+
+/// The fits so far, the bootstrap's stream and the base scenario.
+struct Fitter<'a> {
+    base: &'a Scenario,
+    rng: rand_xoshiro::Xoshiro256PlusPlus,
+    fits: Vec<Fit>,
+    notes: Vec<String>,
+}
+
+impl Fitter<'_> {
+    fn push(&mut self, key: &str, value: f64, se: Option<f64>, how: String) {
+        self.fits.push(Fit {
+            key: key.into(),
+            value,
+            se,
+            how,
+        });
+    }
+
+    fn limits(&mut self, rows: &[Row]) {
+        let limits: Vec<f64> = rows.iter().map(|r| r.limit_mb).collect();
+        let (base_mb, jitter_mb) = uniform(&limits);
+        let se = uniform_se(2.0 * jitter_mb, limits.len());
+        let range = format!(
+            "limit_mb of {} recycles, min/max widened by range/(n-1)",
+            limits.len()
+        );
+        let how = format!("midpoint of the uniform fitted to {range}");
+        self.push("policy.base_limit_mb", base_mb, Some(se.0), how);
+        let how = format!("half-width of the uniform fitted to {range}");
+        self.push("policy.jitter_mb", jitter_mb, Some(se.1), how);
+    }
+
+    fn boot(&mut self, v: &regimes::RegimeView) -> f64 {
+        let base = self.base;
+        let ls = lines(v);
+        if ls.len() < 2 {
+            let kept = base.fleet.boot_rss_mb;
+            self.notes.push(format!(
+                "boot RSS not identifiable ({} held-then-recycled workers): kept the scenario's \
+                 {kept:.1} MB",
+                ls.len()
+            ));
+            let how = "not identifiable from this recording: the scenario's value".into();
+            self.push("fleet.boot_rss_mb", kept, None, how);
+            return kept;
+        }
+        let mut b: Vec<f64> = ls.iter().map(|l| boot_of(base, l)).collect();
+        let se = bootstrap(&ls, &mut self.rng, |s| {
+            let mut b: Vec<f64> = s.iter().map(|l| boot_of(base, l)).collect();
+            Some(vec![median(&mut b)])
+        });
+        let boot = median(&mut b);
+        let how = format!(
+            "median intercept of {} workers' growth lines (a hold and the recycle), less the \
+             scenario's warm-up",
+            ls.len()
+        );
+        self.push("fleet.boot_rss_mb", boot, se[0], how);
+        boot
+    }
+
+    fn velocity(
+        &mut self,
+        v: &regimes::RegimeView,
+        rows: &[Row],
+        boot: f64,
+    ) -> Result<(f64, f64), CalibrateError> {
+        let vs = velocities(self.base, rows, boot);
+        if vs.len() < MIN_ROWS {
+            return Err(CalibrateError::TooFew(v.key.label(), vs.len()));
+        }
+        if vs.len() < rows.len() {
+            self.notes.push(format!(
+                "{} recycles grew less than the scenario's warm-up: left out of the velocity fit",
+                rows.len() - vs.len()
+            ));
+        }
+        let leak = &self.base.fleet.leak;
+        let step_rate = leak.step_probability * leak.step_mean_mb;
+        let (mu, sigma) = fit_lognormal(&vs)?;
+        let (mean, cv) = without_steps(moments(mu, sigma), step_rate);
+        let se = bootstrap(&vs, &mut self.rng, |s| {
+            let (m, sd) = fit_lognormal(s).ok()?;
+            let (mean, cv) = without_steps(moments(m, sd), step_rate);
+            Some(vec![mean, cv])
+        });
+        let how = format!(
+            "lognormal MLE (Nelder-Mead) of (rss - boot - warm-up) / requests over {} recycles: \
+             mu {mu:.3}, sigma {sigma:.3}, mean {:.4}, less the scenario's steps ({step_rate:.4} \
+             MB/request), same sd",
+            vs.len(),
+            moments(mu, sigma).0
+        );
+        self.push("fleet.leak.mean_mb_per_request", mean, se[0], how.clone());
+        self.push("fleet.leak.cv", cv, se[1], how);
+        Ok((mu, sigma))
+    }
+
+    /// Fits `workload.rps`; returns the regime's hours.
+    fn traffic(&mut self, v: &regimes::RegimeView, start_hour: f64) -> f64 {
+        let span = (v.end_s - v.start_s).max(1.0);
+        let hours = span / 3600.0;
+        let factor = profile_factor(self.base, start_hour, hours);
+        let reqs: Vec<f64> = v
+            .recycles
+            .iter()
+            .filter_map(|e| e.requests.map(|n| n as f64))
+            .collect();
+        let rate = |s: &[f64]| s.iter().sum::<f64>() / span / factor;
+        let se = bootstrap(&reqs, &mut self.rng, |s| Some(vec![rate(s)]));
+        let how = format!(
+            "{:.0} requests over {} recycles / {span:.0} s, divided by the profile's mean over \
+             those hours ({factor:.3} x rps)",
+            reqs.iter().sum::<f64>(),
+            reqs.len()
+        );
+        self.push("workload.rps", rate(&reqs), se[0], how);
+        if matches!(self.base.workload.profile, RateProfile::Series { .. }) {
+            self.notes
+                .push("series profile: workload.rps set, the series itself not rescaled".into());
+        }
+        hours
+    }
+
+    fn tick(&mut self, v: &regimes::RegimeView) {
+        let tick = infer::infer(v, None).tick_s;
+        match tick.inferred {
+            Some(t) => {
+                let how = format!("{} (no spread: sampling is a timer)", tick.how);
+                self.push("policy.tick_s", t, None, how);
+            }
+            None => self
+                .notes
+                .push(format!("tick: {}; kept the scenario's", tick.how)),
+        }
+    }
 }
 
 /// `raw` as TOML, with a comment after each fitted key giving the estimate,
