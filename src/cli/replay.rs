@@ -10,6 +10,9 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The most seeds `--calibrate` validates over (a limit on everything).
+const MAX_SEEDS: u64 = 256;
+
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
     /// Recordings: events.csv from `fleetsim run`, JSON Lines exports, or
@@ -72,6 +75,11 @@ fn options(args: &ReplayArgs) -> Result<Options, Failure> {
 
 pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     let opts = options(&args)?;
+    if args.calibrate && !(1..=MAX_SEEDS).contains(&args.seeds) {
+        return Err(Failure::input(format!(
+            "--seeds must be between 1 and {MAX_SEEDS}"
+        )));
+    }
     let parts = args
         .recordings
         .iter()
@@ -131,7 +139,7 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         print!("{}", replay::calibrate::render(&cal));
         println!("wrote {}", path.display());
     }
-    let seeds: Vec<u64> = (args.seed..args.seed.saturating_add(args.seeds.max(1))).collect();
+    let seeds: Vec<u64> = (args.seed..args.seed.saturating_add(args.seeds)).collect();
     let v = replay::validate::validate(rec, &cal.regime, &fitted.scenario, &seeds)
         .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
     let json = serde_json::to_string_pretty(&v).map_err(|e| Failure::run(e.to_string()))?;
