@@ -10,6 +10,9 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The most seeds `--calibrate` validates over (a limit on everything).
+const MAX_SEEDS: u64 = 256;
+
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
     /// Recordings: events.csv from `fleetsim run`, JSON Lines exports, or
@@ -29,6 +32,17 @@ pub struct ReplayArgs {
     /// Print analysis.json to stdout instead of the report.
     #[arg(long)]
     pub json: bool,
+    /// Fit the workload to the longest limit regime and write
+    /// calibrated.toml: `--scenario` (or the embedded default) with the
+    /// fitted values; then validate it by simulation (validation.json).
+    #[arg(long)]
+    pub calibrate: bool,
+    /// Seeds the validation simulates the calibrated scenario over.
+    #[arg(long, default_value_t = 8)]
+    pub seeds: u64,
+    /// First seed of the validation (and the bootstrap's seed).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 fn import(path: &Path) -> Result<replay::Part, Failure> {
@@ -61,6 +75,11 @@ fn options(args: &ReplayArgs) -> Result<Options, Failure> {
 
 pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     let opts = options(&args)?;
+    if args.calibrate && !(1..=MAX_SEEDS).contains(&args.seeds) {
+        return Err(Failure::input(format!(
+            "--seeds must be between 1 and {MAX_SEEDS}"
+        )));
+    }
     let parts = args
         .recordings
         .iter()
@@ -85,6 +104,57 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     } else {
         print!("{}", replay::render::report(&analysis));
         println!("wrote {}", out.join("analysis.json").display());
+    }
+    if args.calibrate {
+        calibrate(&args, &rec, &out)?;
+    }
+    Ok(())
+}
+
+/// `--calibrate`: fit, write calibrated.toml, validate, write validation.json.
+fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failure> {
+    let base_args = ScenarioArgs {
+        scenario: args.scenario.clone(),
+        set: Vec::new(),
+    };
+    let base = load_scenario(&base_args, None)?;
+    let cal = replay::calibrate::calibrate(rec, &base.scenario, args.seed)
+        .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
+    let fitted_args = ScenarioArgs {
+        scenario: args.scenario.clone(),
+        set: cal
+            .overrides()
+            .iter()
+            .map(|o| format!("{}={}", o.key, o.value))
+            .collect(),
+    };
+    let fitted = load_scenario(&fitted_args, None)?;
+    let text = replay::calibrate::calibrated_toml(&fitted.raw, &cal)
+        .map_err(|e| Failure::run(format!("cannot print the calibrated scenario: {e}")))?;
+    let path = out.join("calibrated.toml");
+    let mut file = AtomicFile::create(path.clone())?;
+    write!(file, "{text}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    if !args.json {
+        print!("{}", replay::calibrate::render(&cal));
+        println!("wrote {}", path.display());
+    }
+    let seeds: Vec<u64> = (args.seed..args.seed.saturating_add(args.seeds)).collect();
+    let v = replay::validate::validate(rec, &cal.regime, &fitted.scenario, &seeds)
+        .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
+    let json = serde_json::to_string_pretty(&v).map_err(|e| Failure::run(e.to_string()))?;
+    let path = out.join("validation.json");
+    let mut file = AtomicFile::create(path.clone())?;
+    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    if !args.json {
+        print!("{}", replay::validate::render(&v));
+        println!("wrote {}", path.display());
+        println!(
+            "reproduce with: fleetsim replay ... --calibrate --seed {} --seeds {}",
+            args.seed,
+            seeds.len()
+        );
     }
     Ok(())
 }

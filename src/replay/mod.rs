@@ -11,14 +11,21 @@
 //!   structs, every statistic computed per limit regime (the seeds' first
 //!   rule), bypasses classified from the categorical fields (their second).
 //!
+//! - `calibrate.rs`: fit a scenario's workload to one regime
+//!   (`calibrated.toml`); `validate.rs`: simulate the fit over several seeds
+//!   and compare it with the recording, figure by figure and by
+//!   Kolmogorov-Smirnov on the distributions (`validation.json`).
+//!
 //! Like the rest of the library: no files, no printing. The CLI owns paths.
 
 pub mod analyse;
 mod assemble;
+pub mod calibrate;
 pub mod import;
 pub mod recording;
 pub mod render;
 pub mod time;
+pub mod validate;
 
 pub use analyse::{Analysis, Knobs, Options, analyse};
 pub use assemble::ATTACH_WINDOW_S;
