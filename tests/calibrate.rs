@@ -257,3 +257,68 @@ fn cli_calibrate_writes_a_loadable_scenario_and_validation_json() {
     let shown = run(&["scenario", "show", "cal/calibrated.toml"]);
     assert!(shown.contains("duration_h = 12.0"), "{shown}");
 }
+
+/// What-if: the recorded row differs from itself by exactly zero; a token
+/// bucket of 4/h on a ~6/h window cuts recycles with a paired interval
+/// that excludes zero; without --calibrate the flag is refused.
+#[test]
+fn what_if_compares_policies_paired_on_the_calibrated_window() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = common::TempDir::new("whatif");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .current_dir(root)
+        .args([
+            "replay",
+            "scenarios/recordings/generated-24h.csv",
+            "--calibrate",
+            "--seeds",
+            "4",
+            "--scenario",
+            "scenarios/recordings/generated-24h-truth.toml",
+            "--what-if",
+            "scenarios/whatif/token-bucket.toml",
+            "--out",
+            out.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("whatif.json")).unwrap())
+            .unwrap();
+    let fig = |row: usize, metric: &str| {
+        json[row]["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["metric"] == metric)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(json[0]["policy"], "recorded");
+    assert_eq!(fig(0, "recycles_per_hour")["diff_mean"], 0.0);
+    let r = fig(1, "recycles_per_hour");
+    let (d, ci) = (
+        r["diff_mean"].as_f64().unwrap(),
+        r["diff_ci95"].as_f64().unwrap(),
+    );
+    assert!(
+        d < 0.0 && d + ci < 0.0,
+        "the bucket should cut recycles: {d} +- {ci}"
+    );
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .current_dir(root)
+        .args([
+            "replay",
+            "scenarios/recordings/generated-24h.csv",
+            "--what-if",
+            "x.toml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+}

@@ -43,6 +43,12 @@ pub struct ReplayArgs {
     /// First seed of the validation (and the bootstrap's seed).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// With --calibrate: re-run the calibrated window under this policy
+    /// (repeatable). The file's [policy] table is laid over the recorded
+    /// policy key by key, so a fragment (or a preset that `extends` the
+    /// deployed scenario, e.g. scenarios/render-2x3-fixed.toml) works.
+    #[arg(long = "what-if", value_name = "POLICY.toml")]
+    pub what_if: Vec<PathBuf>,
 }
 
 fn import(path: &Path) -> Result<replay::Part, Failure> {
@@ -105,10 +111,57 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
         print!("{}", replay::render::report(&analysis));
         println!("wrote {}", out.join("analysis.json").display());
     }
+    if !args.what_if.is_empty() && !args.calibrate {
+        return Err(Failure::input(
+            "--what-if re-runs the calibrated window: add --calibrate",
+        ));
+    }
     if args.calibrate {
         calibrate(&args, &rec, &out)?;
     }
     Ok(())
+}
+
+/// The calibrated scenario with `path`'s [policy] laid over its policy.
+fn alternative(calibrated: &str, path: &Path) -> Result<(String, fleetsim::Scenario), Failure> {
+    let name = path.display().to_string();
+    let text = fs::read_to_string(path)
+        .map_err(|e| Failure::input(format!("{name}: cannot read: {e}")))?;
+    let fragment: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| Failure::input(format!("{name}: {}", e.message().trim())))?;
+    let Some(toml::Value::Table(policy)) = fragment.get("policy") else {
+        return Err(Failure::input(format!(
+            "{name}: key `policy`: a what-if file needs a [policy] table"
+        )));
+    };
+    let mut base: toml::Table = calibrated
+        .parse()
+        .map_err(|e: toml::de::Error| Failure::run(e.to_string()))?;
+    let merged = base
+        .get_mut("policy")
+        .and_then(toml::Value::as_table_mut)
+        .ok_or_else(|| Failure::run("the calibrated scenario has no [policy]"))?;
+    lay_over(merged, policy);
+    let text = toml::to_string(&base).map_err(|e| Failure::run(e.to_string()))?;
+    let (_, sc) =
+        fleetsim::scenario::load(&text, &name, &[], &mut |p| Err(format!("{p}: not read")))
+            .map_err(|mut e| {
+                e.line = None; // the text is the calibrated scenario, not the file
+                Failure::input(format!("{e} (laid over the calibrated scenario)"))
+            })?;
+    Ok((name, sc))
+}
+
+fn lay_over(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => lay_over(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
 }
 
 /// `--calibrate`: fit, write calibrated.toml, validate, write validation.json.
@@ -155,6 +208,26 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
             args.seed,
             seeds.len()
         );
+    }
+    if args.what_if.is_empty() {
+        return Ok(());
+    }
+    let calibrated = toml::to_string(&fitted.raw).map_err(|e| Failure::run(e.to_string()))?;
+    let alternatives = args
+        .what_if
+        .iter()
+        .map(|p| alternative(&calibrated, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let results = replay::whatif::what_if(&fitted.scenario, &alternatives, &seeds)
+        .map_err(|e| Failure::run(format!("what-if run failed: {e}")))?;
+    let json = serde_json::to_string_pretty(&results).map_err(|e| Failure::run(e.to_string()))?;
+    let path = out.join("whatif.json");
+    let mut file = AtomicFile::create(path.clone())?;
+    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    if !args.json {
+        print!("{}", replay::whatif::render(&results, seeds.len()));
+        println!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -26,6 +26,7 @@ pub mod recording;
 pub mod render;
 pub mod time;
 pub mod validate;
+pub mod whatif;
 
 pub use analyse::{Analysis, Knobs, Options, analyse};
 pub use assemble::ATTACH_WINDOW_S;
