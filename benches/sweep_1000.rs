@@ -38,3 +38,13 @@ fn sweep_1000(bencher: divan::Bencher, threads: usize) {
             pool.install(|| common::run_sweep(&base, &sweep, divan::black_box(&trials)))
         });
 }
+
+/// The trials' set-up alone: each scenario rebuilt from the base's text,
+/// overridden and validated, not run (one thread).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn sweep_1000_setup_only(bencher: divan::Bencher) {
+    let (base, sweep, trials) = common::sweep_1000();
+    bencher
+        .counter(ItemsCount::new(trials.len()))
+        .bench_local(|| common::load_sweep_scenarios(&base, &sweep, divan::black_box(&trials)));
+}

@@ -6,6 +6,7 @@
 //! cargo run --profile bench --example throughput -- high_rate 1   # one run (callgrind)
 //! cargo run --profile bench --example throughput -- default_24h 24 200   # 200 runs (perf)
 //! cargo run --profile bench --example throughput -- large_fleet 1   # one run, with peak memory
+//! cargo run --profile bench --example throughput -- peer 24   # the SimPy peer's fleet, in process
 //! ```
 //!
 //! Wall-clock figures come from runs repeated on one thread for two seconds
@@ -28,9 +29,10 @@ fn workload(name: &str, hours: f64) -> Scenario {
         "high_rate" => common::high_rate(hours),
         "engine_mmc" => common::engine_mmc(hours),
         "large_fleet" => common::large_fleet(hours),
-        other => {
-            panic!("unknown workload {other}: default_24h, high_rate, engine_mmc or large_fleet")
-        }
+        "peer" => common::peer(hours),
+        other => panic!(
+            "unknown workload {other}: default_24h, high_rate, engine_mmc, large_fleet or peer"
+        ),
     }
 }
 
@@ -63,19 +65,24 @@ fn main() {
         let runs: u32 = rest
             .first()
             .map_or(1, |r| r.parse().expect("runs is a count"));
-        for _ in 1..runs {
-            std::hint::black_box(common::run(&sc));
+        let mut times = Vec::new();
+        let mut s = None;
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            s = Some(common::run(&sc));
+            times.push(t.elapsed().as_secs_f64());
         }
-        let t = Instant::now();
-        let s = common::run(&sc);
-        let secs = t.elapsed().as_secs_f64();
+        let s = s.expect("at least one run");
+        times.sort_by(f64::total_cmp);
+        let (best, median) = (times[0], times[times.len() / 2]);
         println!(
-            "{name}: {} events, {} requests; last run {:.3} s ({:.3e} events/s, {:.3e} requests/s); peak RSS (VmHWM) {}",
+            "{name}: {} events, {} requests; {} runs, best {best:.3} s, median {median:.3} s; \
+             best {:.3e} events/s, {:.3e} requests/s; peak RSS (VmHWM) {}",
             s.events_processed,
             s.requests_total,
-            secs,
-            s.events_processed as f64 / secs,
-            s.requests_total as f64 / secs,
+            times.len(),
+            s.events_processed as f64 / best,
+            s.requests_total as f64 / best,
             peak_rss()
         );
         return;
@@ -99,6 +106,7 @@ fn workloads() {
         ("high_rate", 4.0, 5),
         ("engine_mmc", 4.0, 5),
         ("large_fleet", 1.0, 3),
+        ("peer", 24.0, 5),
     ] {
         let sc = workload(name, hours);
         let s = common::run(&sc);
@@ -147,4 +155,16 @@ fn sweep() {
             events as f64 / secs
         );
     }
+    let (best, median) = time_runs(3, || {
+        std::hint::black_box(common::load_sweep_scenarios(&base, &sweep, &trials));
+    });
+    println!(
+        "{:<12} {:>7} {:>11} {:>9.3} {:>9.3} {:>10.1}  (set-up only: scenarios built, not run)",
+        "sweep_setup",
+        1,
+        trials.len(),
+        best.as_secs_f64(),
+        median.as_secs_f64(),
+        trials.len() as f64 / best.as_secs_f64()
+    );
 }

@@ -78,6 +78,20 @@ pub fn engine_mmc(h: f64) -> Scenario {
     ])
 }
 
+/// The fleet `benches/peer/fleet_simpy.py` restates: the seeds' 2 x 3 fleet
+/// at a constant 20 rps, busy deferral off, a cold start and no keep-alive
+/// resets (the overrides `benches/peer/compare.sh` passes to `fleetsim run`).
+pub fn peer(h: f64) -> Scenario {
+    scenario(&[
+        hours(h),
+        "workload.rps=20".into(),
+        "workload.profile=constant".into(),
+        "policy.busy_deferral=false".into(),
+        "fleet.warm_start=false".into(),
+        "client.keepalive_conns_per_worker=0".into(),
+    ])
+}
+
 /// Instances of the large fleet.
 pub const LARGE_INSTANCES: u32 = 100;
 /// Workers per instance of the large fleet.
@@ -130,6 +144,20 @@ pub fn run_sweep(base: &Base, sweep: &Sweep, trials: &[u64]) -> u64 {
                 .as_ref()
                 .expect("a sweep trial runs")
                 .events_processed
+        })
+        .sum()
+}
+
+/// Builds (parses, overrides, validates) every trial's scenario without
+/// running it: the runner's per-trial set-up cost.
+pub fn load_sweep_scenarios(base: &Base, sweep: &Sweep, trials: &[u64]) -> usize {
+    trials
+        .iter()
+        .map(|&t| {
+            let (_, sc) = base
+                .scenario(&sweep.config(t / sweep.replications))
+                .expect("a sweep configuration is valid");
+            sc.fleet.workers()
         })
         .sum()
 }

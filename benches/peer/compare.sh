@@ -6,13 +6,14 @@
 # The fleet: the seeds' 2 x 3 fleet at a constant 20 rps (~1.7 M requests a
 # day), busy deferral off, a cold start, no keep-alive resets (the peer has
 # no client model); everything else is render-2x3.toml's default, which
-# fleet_simpy.py restates. Each pair runs fleetsim three times (its median
-# is used) and the peer once, alternating, so both see the same machine
-# load. Times are whole processes (start-up, output files, interpreter and
-# import included): what a user waits for. The ratio is printed per pair,
-# then min / median / max over pairs, for wall-clock and for CPU time
+# fleet_simpy.py restates. Each pair runs `fleetsim run` three times (its
+# median is used), the throughput example on the same scenario (best of
+# five in-process runs), then the peer once, so both see the same machine
+# load. Whole-process times include start-up, output files, the
+# interpreter and imports: what a user waits for. The ratio is printed per
+# pair, then min / median / max over pairs, for wall-clock, for CPU time
 # (user + sys, which does not count time spent descheduled on a busy
-# machine).
+# machine), and in process (the simulation loops alone).
 #
 # Needs: cargo, python3 with simpy (pip install -r benches/peer/requirements.txt),
 # /usr/bin/time. PYTHON=... picks the interpreter.
@@ -29,14 +30,18 @@ if ! "$PYTHON" -c 'import simpy' 2>/dev/null; then
     exit 2
 fi
 
-# Build once, then time the binary itself (cargo run would add its own check).
-BIN=$(cargo build --profile bench --bin fleetsim --message-format=json 2>/dev/null |
-    "$PYTHON" -c 'import json, sys
+# Build once, then time the binaries themselves (cargo run would add its own check).
+built() {
+    cargo build --profile bench "$@" --message-format=json 2>/dev/null |
+        "$PYTHON" -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["executable"])')
-[ -x "$BIN" ] || { echo "compare.sh: no fleetsim binary built" >&2; exit 1; }
+        print(m["executable"])'
+}
+BIN=$(built --bin fleetsim)
+EXAMPLE=$(built --example throughput)
+[ -x "$BIN" ] && [ -x "$EXAMPLE" ] || { echo "compare.sh: fleetsim did not build" >&2; exit 1; }
 
 FLEETSIM_SET=(
     --set workload.rps=20
@@ -66,8 +71,11 @@ for p in $(seq 1 "$PAIRS"); do
             "$BIN" run --seed "$SEED" --hours "$HOURS" "${FLEETSIM_SET[@]}" --json --out "$TMP/out-fs"
         rm -rf "$TMP/out-fs"
     done
-    timed "$TMP/py.json" "$TMP/py-$p.time" "$PYTHON" benches/peer/fleet_simpy.py --seed "$SEED" --hours "$HOURS" --json
+    # In process: the example runs the same scenario (seed 7) five times.
+    "$EXAMPLE" peer "$HOURS" 5 >"$TMP/inproc-$p.txt"
+    timed "$TMP/py-$p.json" "$TMP/py-$p.time" "$PYTHON" benches/peer/fleet_simpy.py --seed "$SEED" --hours "$HOURS" --json
 done
+cp "$TMP/py-1.json" "$TMP/py.json"
 
 "$PYTHON" - "$TMP" "$PAIRS" <<'PY'
 import json, statistics, sys
@@ -80,13 +88,18 @@ def times(path):
     wall, cpu = open(path).read().split()
     return float(wall), float(cpu)
 
-rows = []
+rows, inproc = [], []
 for p in range(1, pairs + 1):
     f = [times(f"{tmp}/fs-{p}-{k}.time") for k in (1, 2, 3)]
     f_wall = statistics.median(w for w, _ in f)
     f_cpu = statistics.median(c for _, c in f)
     p_wall, p_cpu = times(f"{tmp}/py-{p}.time")
     rows.append((f_wall, f_cpu, p_wall, p_cpu))
+    # "... best 1.040e7 requests/s; ..." from the example's line.
+    line = open(f"{tmp}/inproc-{p}.txt").read()
+    fs_rate = float(line.split(" events/s, ")[1].split(" requests/s")[0])
+    py_rate = json.load(open(f"{tmp}/py-{p}.json"))["requests_per_s"]
+    inproc.append((fs_rate, py_rate))
 
 print()
 print("model agreement (same seed, different random streams: expect agreement within noise, not equality)")
@@ -122,5 +135,12 @@ for i, (fw, fc, pw, pc) in enumerate(rows, 1):
     print(f"  {i:<5} {fw:11.2f} {pw:9.2f} {fs['requests_total'] / fw:15.3e} {py['requests_total'] / pw:12.3e} {rw:10.0f}x {rc:9.0f}x")
 for name, r in (("wall", ratios_wall), ("cpu", ratios_cpu)):
     print(f"  ratio {name}: min {min(r):.0f}x, median {statistics.median(r):.0f}x, max {max(r):.0f}x")
-print(f"  simpy's own simulation loop (in-process, last run): {py['wall_s']:.2f} s, {py['requests_per_s']:.3e} requests/s")
+
+print("in process (fleetsim: the example's best of 5 runs, seed 7; simpy: its env.run() alone, no start-up)")
+print(f"  {'pair':<5} {'fleetsim req/s':>15} {'simpy req/s':>12} {'ratio':>7}")
+r_in = []
+for i, (f, q) in enumerate(inproc, 1):
+    r_in.append(f / q)
+    print(f"  {i:<5} {f:15.3e} {q:12.3e} {f / q:6.0f}x")
+print(f"  ratio: min {min(r_in):.0f}x, median {statistics.median(r_in):.0f}x, max {max(r_in):.0f}x")
 PY
