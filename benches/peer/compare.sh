@@ -7,7 +7,7 @@
 # day), busy deferral off, a cold start, no keep-alive resets (the peer has
 # no client model); everything else is render-2x3.toml's default, which
 # fleet_simpy.py restates. Each pair runs `fleetsim run` three times (its
-# median is used), the throughput example on the same scenario (best of
+# median is used), the throughput example on the same scenario (median of
 # five in-process runs), then the peer once, so both see the same machine
 # load. Whole-process times include start-up, output files, the
 # interpreter and imports: what a user waits for. The ratio is printed per
@@ -95,9 +95,12 @@ for p in range(1, pairs + 1):
     f_cpu = statistics.median(c for _, c in f)
     p_wall, p_cpu = times(f"{tmp}/py-{p}.time")
     rows.append((f_wall, f_cpu, p_wall, p_cpu))
-    # "... best 1.040e7 requests/s; ..." from the example's line.
+    # "peer: E events, R requests; 5 runs, best B s, median M s; ..." from
+    # the example: the median run, not the least disturbed one, as the
+    # peer's single long run is not the least disturbed either.
     line = open(f"{tmp}/inproc-{p}.txt").read()
-    fs_rate = float(line.split(" events/s, ")[1].split(" requests/s")[0])
+    fs_requests = int(line.split(" events, ")[1].split(" requests")[0])
+    fs_rate = fs_requests / float(line.split(" median ")[1].split(" s")[0])
     py_rate = json.load(open(f"{tmp}/py-{p}.json"))["requests_per_s"]
     inproc.append((fs_rate, py_rate))
 
@@ -136,7 +139,7 @@ for i, (fw, fc, pw, pc) in enumerate(rows, 1):
 for name, r in (("wall", ratios_wall), ("cpu", ratios_cpu)):
     print(f"  ratio {name}: min {min(r):.0f}x, median {statistics.median(r):.0f}x, max {max(r):.0f}x")
 
-print("in process (fleetsim: the example's best of 5 runs, seed 7; simpy: its env.run() alone, no start-up)")
+print("in process (fleetsim: the example's median of 5 runs, seed 7; simpy: its env.run() alone, no start-up)")
 print(f"  {'pair':<5} {'fleetsim req/s':>15} {'simpy req/s':>12} {'ratio':>7}")
 r_in = []
 for i, (f, q) in enumerate(inproc, 1):
