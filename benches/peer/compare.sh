@@ -119,11 +119,15 @@ keys = [
     ("oom_kills", "OOM kills"),
     ("requests_per_worker_median", "requests per worker, median"),
     ("max_rss_mb", "max RSS MB"),
+    ("latency_ms_p50", "latency p50 ms"),
+    ("latency_ms_p99", "latency p99 ms"),
+    ("wait_ms_mean", "queue wait mean ms"),
+    ("wait_fraction", "fraction that queued"),
 ]
 print(f"  {'figure':<30} {'fleetsim':>12} {'simpy':>12}")
 for k, label in keys:
     a, b = fs[k], py[k]
-    fmt = (lambda v: f"{v:12.1f}") if isinstance(a, float) or isinstance(b, float) else (lambda v: f"{v:12d}")
+    fmt = (lambda v: f"{v:12.3f}") if isinstance(a, float) or isinstance(b, float) else (lambda v: f"{v:12d}")
     print(f"  {label:<30} {fmt(a)} {fmt(b)}")
 
 n = fs["requests_total"]

@@ -139,6 +139,10 @@ class Fleet:
         self.oom_kills = 0
         self.max_rss_mb = BOOT_RSS_MB
         self.requests_at_recycle = []
+        self.latencies_s = []  # of completed requests, for p50 and p99
+        self.started = 0  # requests that reached a worker
+        self.wait_s = 0.0  # their summed time in the queue
+        self.waited = 0  # those that queued at all
         for inst in self.instances:
             for _ in range(WORKERS_PER_INSTANCE):
                 self.start_worker(self.new_worker(inst))
@@ -173,6 +177,10 @@ class Fleet:
             self.failed += 1
             inst.idle.put(w)
             return
+        wait = env.now - arrived
+        self.started += 1
+        self.wait_s += wait
+        self.waited += wait > 0.0
         w.busy_with = env.active_process
         try:
             yield env.timeout(self.rng.lognormvariate(SERVICE_MU, SERVICE_SIGMA))
@@ -181,6 +189,7 @@ class Fleet:
             return
         w.busy_with = None
         self.completed += 1
+        self.latencies_s.append(env.now - arrived)
         w.requests += 1
         self.grow(w)
         if w.dead:  # it was the OOM victim
@@ -286,6 +295,8 @@ def main():
     fleet = Fleet(env, args.seed)
     env.run(until=args.hours * 3600.0)
     wall_s = time.perf_counter() - t0
+    lat = sorted(fleet.latencies_s)
+    started = max(fleet.started, 1)
 
     out = {
         "simulator": f"simpy {simpy.__version__}",
@@ -306,6 +317,10 @@ def main():
         "requests_per_worker_median": (statistics.median(fleet.requests_at_recycle)
                                        if fleet.requests_at_recycle else None),
         "max_rss_mb": fleet.max_rss_mb,
+        "latency_ms_p50": 1e3 * lat[len(lat) // 2] if lat else None,
+        "latency_ms_p99": 1e3 * lat[int(len(lat) * 0.99)] if lat else None,
+        "wait_ms_mean": 1e3 * fleet.wait_s / started,
+        "wait_fraction": fleet.waited / started,
         "wall_s": wall_s,
         "requests_per_s": fleet.arrived / wall_s,
     }
