@@ -2,14 +2,17 @@
 //! workload once for profilers.
 //!
 //! ```text
-//! cargo run --profile bench --example throughput            # the table
+//! cargo run --profile bench --example throughput            # the tables
 //! cargo run --profile bench --example throughput -- high_rate 1   # one run (callgrind)
 //! cargo run --profile bench --example throughput -- default_24h 24 200   # 200 runs (perf)
+//! cargo run --profile bench --example throughput -- large_fleet 1   # one run, with peak memory
+//! cargo run --profile bench --example throughput -- peer 24   # the SimPy peer's fleet, in process
 //! ```
 //!
-//! Wall-clock figures come from runs repeated on one thread for two seconds:
-//! the fastest run (throughput is computed from it) and the median. On a
-//! shared machine compare builds side by side, or use callgrind.
+//! Wall-clock figures come from runs repeated on one thread for two seconds
+//! (at least five runs; three for the large fleet and the sweep): the
+//! fastest run (throughput is computed from it) and the median. On a shared
+//! machine compare builds side by side, or use callgrind.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -25,22 +28,34 @@ fn workload(name: &str, hours: f64) -> Scenario {
         "default_24h" => common::default_scenario(hours),
         "high_rate" => common::high_rate(hours),
         "engine_mmc" => common::engine_mmc(hours),
-        other => panic!("unknown workload {other}: default_24h, high_rate or engine_mmc"),
+        "large_fleet" => common::large_fleet(hours),
+        "peer" => common::peer(hours),
+        other => panic!(
+            "unknown workload {other}: default_24h, high_rate, engine_mmc, large_fleet or peer"
+        ),
     }
 }
 
-/// The fastest and the median wall time of one run, over runs repeated for
-/// `BUDGET`. On a shared machine the fastest is the least disturbed.
-fn time_runs(sc: &Scenario) -> (Duration, Duration) {
+/// The fastest and the median wall time of `f`, over at least `min_runs`
+/// runs repeated for `BUDGET`. On a shared machine the fastest is the
+/// least disturbed.
+fn time_runs(min_runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
     let mut times = Vec::new();
     let start = Instant::now();
-    while times.len() < 5 || (start.elapsed() < BUDGET && times.len() < 1000) {
+    while times.len() < min_runs || (start.elapsed() < BUDGET && times.len() < 1000) {
         let t = Instant::now();
-        std::hint::black_box(common::run(std::hint::black_box(sc)));
+        f();
         times.push(t.elapsed());
     }
     times.sort();
     (times[0], times[times.len() / 2])
+}
+
+/// `peak RSS` as printed: MB, or why it is missing.
+fn peak_rss() -> String {
+    common::peak_rss_kb().map_or("n/a (no /proc/self/status)".into(), |kb| {
+        format!("{:.1} MB", kb as f64 / 1024.0)
+    })
 }
 
 fn main() {
@@ -50,28 +65,54 @@ fn main() {
         let runs: u32 = rest
             .first()
             .map_or(1, |r| r.parse().expect("runs is a count"));
-        for _ in 1..runs {
-            std::hint::black_box(common::run(&sc));
+        let mut times = Vec::new();
+        let mut s = None;
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            s = Some(common::run(&sc));
+            times.push(t.elapsed().as_secs_f64());
         }
-        let s = common::run(&sc);
+        let s = s.expect("at least one run");
+        times.sort_by(f64::total_cmp);
+        let (best, median) = (times[0], times[times.len() / 2]);
         println!(
-            "{name}: {} events, {} requests",
-            s.events_processed, s.requests_total
+            "{name}: {} events, {} requests; {} runs, best {best:.3} s, median {median:.3} s; \
+             best {:.3e} events/s, {:.3e} requests/s; peak RSS (VmHWM) {}",
+            s.events_processed,
+            s.requests_total,
+            times.len(),
+            s.events_processed as f64 / best,
+            s.requests_total as f64 / best,
+            peak_rss()
         );
         return;
     }
+    workloads();
+    println!();
+    sweep();
+    println!(
+        "\npeak RSS of this process (VmHWM, every workload above): {}",
+        peak_rss()
+    );
+}
+
+fn workloads() {
     println!(
         "{:<12} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
         "workload", "hours", "events", "requests", "best_ms", "median_ms", "events/s", "requests/s"
     );
-    for (name, hours) in [
-        ("default_24h", 24.0),
-        ("high_rate", 4.0),
-        ("engine_mmc", 4.0),
+    for (name, hours, min_runs) in [
+        ("default_24h", 24.0, 5),
+        ("high_rate", 4.0, 5),
+        ("engine_mmc", 4.0, 5),
+        ("large_fleet", 1.0, 3),
+        ("peer", 24.0, 5),
     ] {
         let sc = workload(name, hours);
         let s = common::run(&sc);
-        let (best, median) = time_runs(&sc);
+        let (best, median) = time_runs(min_runs, || {
+            std::hint::black_box(common::run(std::hint::black_box(&sc)));
+        });
         let secs = best.as_secs_f64();
         println!(
             "{name:<12} {hours:>5} {:>9} {:>9} {:>9.3} {:>9.3} {:>10.3e} {:>10.3e}",
@@ -83,4 +124,47 @@ fn main() {
             s.requests_total as f64 / secs
         );
     }
+}
+
+/// The 1,000-configuration sweep on the library runner, on one rayon
+/// thread and on every core.
+fn sweep() {
+    let (base, sweep, trials) = common::sweep_1000();
+    println!(
+        "{:<12} {:>7} {:>11} {:>9} {:>9} {:>10} {:>10}",
+        "sweep", "threads", "simulations", "best_s", "median_s", "sims/s", "events/s"
+    );
+    for threads in [1, 0] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a rayon pool");
+        let mut events = 0;
+        let (best, median) = time_runs(3, || {
+            events = pool.install(|| common::run_sweep(&base, &sweep, &trials));
+        });
+        let secs = best.as_secs_f64();
+        println!(
+            "{:<12} {:>7} {:>11} {:>9.3} {:>9.3} {:>10.1} {:>10.3e}",
+            "sweep_1000",
+            pool.current_num_threads(),
+            trials.len(),
+            secs,
+            median.as_secs_f64(),
+            trials.len() as f64 / secs,
+            events as f64 / secs
+        );
+    }
+    let (best, median) = time_runs(3, || {
+        std::hint::black_box(common::load_sweep_scenarios(&base, &sweep, &trials));
+    });
+    println!(
+        "{:<12} {:>7} {:>11} {:>9.3} {:>9.3} {:>10.1}  (set-up only: scenarios built, not run)",
+        "sweep_setup",
+        1,
+        trials.len(),
+        best.as_secs_f64(),
+        median.as_secs_f64(),
+        trials.len() as f64 / best.as_secs_f64()
+    );
 }

@@ -9,6 +9,8 @@
 use fleetsim::Scenario;
 use fleetsim::metrics::Summary;
 use fleetsim::scenario::{DEFAULT_SCENARIO, load, parse_override};
+use fleetsim::sweep::runner::{Base, run_chunk};
+use fleetsim::sweep::{RawSweep, Sweep};
 
 /// The seed every benchmark runs with.
 pub const SEED: u64 = 7;
@@ -74,6 +76,98 @@ pub fn engine_mmc(h: f64) -> Scenario {
         "workload.service=exponential".into(),
         format!("workload.service_mean_ms={MMC_SERVICE_MS}"),
     ])
+}
+
+/// The fleet `benches/peer/fleet_simpy.py` restates: the seeds' 2 x 3 fleet
+/// at a constant 20 rps, busy deferral off, a cold start and no keep-alive
+/// resets (the overrides `benches/peer/compare.sh` passes to `fleetsim run`).
+pub fn peer(h: f64) -> Scenario {
+    scenario(&[
+        hours(h),
+        "workload.rps=20".into(),
+        "workload.profile=constant".into(),
+        "policy.busy_deferral=false".into(),
+        "fleet.warm_start=false".into(),
+        "client.keepalive_conns_per_worker=0".into(),
+    ])
+}
+
+/// Instances of the large fleet.
+pub const LARGE_INSTANCES: u32 = 100;
+/// Workers per instance of the large fleet.
+pub const LARGE_WORKERS: u32 = 8;
+/// Fleet arrival rate of the large fleet: 20 rps per instance.
+pub const LARGE_RPS: f64 = 2000.0;
+
+/// 100 instances x 8 sync workers under a constant 2,000 rps (~7.2 M
+/// requests an hour). The containers grow to 8 GiB so eight forked workers
+/// fit at boot, and the busy deferral's threshold moves from the seeds'
+/// 0.56 rps per instance to 40 (above the 20 rps each instance gets), so it
+/// does not hold every worker.
+pub fn large_fleet(h: f64) -> Scenario {
+    scenario(&[
+        hours(h),
+        format!("fleet.instances={LARGE_INSTANCES}"),
+        format!("fleet.workers_per_instance={LARGE_WORKERS}"),
+        "fleet.container_mb=8192".into(),
+        format!("workload.rps={LARGE_RPS}"),
+        "workload.profile=constant".into(),
+        "policy.busy_rps=40".into(),
+    ])
+}
+
+/// The 1,000-configuration sweep file: 999 Sobol points + the base, one
+/// replication each, 24 h of the embedded default per trial.
+pub const SWEEP_1000: &str = include_str!("../sweeps/configs-1000.toml");
+
+/// The 1,000-configuration sweep, loaded as `fleetsim sweep` loads it (the
+/// base is the embedded default), and every trial index.
+pub fn sweep_1000() -> (Base, Sweep, Vec<u64>) {
+    let raw: RawSweep = toml::from_str(SWEEP_1000).expect("the sweep file parses");
+    let sweep = fleetsim::sweep::validate(&raw).expect("the sweep file is valid");
+    let (raw_sc, _) = load(DEFAULT_SCENARIO, "default", &[], &mut |_| {
+        Err("no files".into())
+    })
+    .expect("the default scenario is valid");
+    let base = Base::new(&raw_sc, "default", None, sweep.hours);
+    let trials = (0..(sweep.config_count() + 1) * sweep.replications).collect();
+    (base, sweep, trials)
+}
+
+/// Runs every trial of a sweep on the current rayon pool; panics on a
+/// failed trial. Returns the events simulated.
+pub fn run_sweep(base: &Base, sweep: &Sweep, trials: &[u64]) -> u64 {
+    run_chunk(base, sweep, trials)
+        .iter()
+        .map(|t| {
+            t.result
+                .as_ref()
+                .expect("a sweep trial runs")
+                .events_processed
+        })
+        .sum()
+}
+
+/// Builds (parses, overrides, validates) every trial's scenario without
+/// running it: the runner's per-trial set-up cost.
+pub fn load_sweep_scenarios(base: &Base, sweep: &Sweep, trials: &[u64]) -> usize {
+    trials
+        .iter()
+        .map(|&t| {
+            let (_, sc) = base
+                .scenario(&sweep.config(t / sweep.replications))
+                .expect("a sweep configuration is valid");
+            sc.fleet.workers()
+        })
+        .sum()
+}
+
+/// The peak resident set of this process so far (`VmHWM`), in kB; `None`
+/// off Linux.
+pub fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// One run without output.
