@@ -7,6 +7,8 @@
 //! part of it, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod replay;
+
 use fleetsim::metrics::{EventKind, EventRow, LeaseOutcome, Observer, Summary, TimelineRow};
 use fleetsim::scenario::{self, DEFAULT_SCENARIO, Override, ScenarioError, parse_override};
 use fleetsim::{Scenario, Sim};
