@@ -132,7 +132,7 @@ fn sorted(mut xs: Vec<f64>) -> Vec<f64> {
 }
 
 /// Collects every figure that misses, so one run names all of them; prints
-/// every figure (`cargo test --release --test seeds_window -- --nocapture`).
+/// every figure (`cargo test --profile checked --test seeds_window -- --nocapture`).
 #[derive(Default)]
 struct Check {
     misses: Vec<String>,
