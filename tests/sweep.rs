@@ -144,6 +144,35 @@ fn threads_resume_and_shards_give_the_same_bytes() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("do not add up"));
 
+    // A shard given twice is refused: every trial must appear once.
+    let mut twice = vec!["merge", dir_strs[0].as_str()];
+    twice.extend(dir_strs.iter().map(String::as_str));
+    twice.extend(["--out", merged.to_str().unwrap()]);
+    let out = fleetsim(&twice);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("duplicated") && !err.contains(" 0 duplicated"), "{err}");
+
+    // The merge streams shards in trial order: a shuffled file is named.
+    let shuffled = tmp.path().join("shuffled");
+    std::fs::create_dir_all(&shuffled).unwrap();
+    std::fs::copy(dirs[1].join("sweep.toml"), shuffled.join("sweep.toml")).unwrap();
+    let text = read(&dirs[1], "trials.csv");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].reverse();
+    std::fs::write(shuffled.join("trials.csv"), lines.join("\n") + "\n").unwrap();
+    let out = fleetsim(&[
+        "merge",
+        &dir_strs[0],
+        shuffled.to_str().unwrap(),
+        &dir_strs[2],
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not in trial order") && err.contains("line 3"), "{err}");
+
     // Re-running into a finished directory without --resume is refused.
     let out = fleetsim(&[
         "sweep",

@@ -170,8 +170,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    let rows = read_rows(&l.sweep, &trials_path)?;
-    finalize(&l, &out, rows)
+    finalize(&l, &out, &trials_path)
 }
 
 /// Writes the sweep's inputs beside its outputs and opens trials.csv:
@@ -186,18 +185,20 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
                 sweep_copy.display()
             )));
         }
-        let f = fs::File::open(trials).map_err(io_err(trials))?;
-        let read = csvio::read(&l.sweep, BufReader::new(f))
-            .map_err(|e| Failure::input(format!("{}: {e}", trials.display())))?;
+        let mut done = BTreeSet::new();
+        let complete_len = scan_file(&l.sweep, trials, |r, _| {
+            done.insert(r.trial);
+            Ok(())
+        })?;
         let file = OpenOptions::new()
             .write(true)
             .open(trials)
             .map_err(io_err(trials))?;
-        file.set_len(read.complete_len).map_err(io_err(trials))?;
-        if read.complete_len == 0 {
+        file.set_len(complete_len).map_err(io_err(trials))?;
+        if complete_len == 0 {
             write_header(&l.sweep, trials)?;
         }
-        return Ok(read.rows.iter().map(|r| r.trial).collect());
+        return Ok(done);
     }
     if trials.exists() {
         return Err(Failure::input(format!(
@@ -269,17 +270,24 @@ fn progress(len: u64) -> ProgressBar {
     bar
 }
 
-fn read_rows(sweep: &Sweep, path: &Path) -> Result<Vec<Row>, Failure> {
+/// Streams a trials file row by row (see `csvio::scan`); returns the
+/// bytes that hold complete rows.
+fn scan_file(
+    sweep: &Sweep,
+    path: &Path,
+    each: impl FnMut(Row, &str) -> Result<(), String>,
+) -> Result<u64, Failure> {
     let f = fs::File::open(path).map_err(io_err(path))?;
-    csvio::read(sweep, BufReader::new(f))
-        .map(|r| r.rows)
+    csvio::scan(sweep, BufReader::new(f), each)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))
 }
 
+/// Combines shard outputs by merging their trials files, each in trial
+/// order, into one: streaming, so memory stays flat in the number of
+/// trials. Every trial must appear exactly once.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let first = &args.dirs[0];
     let l = load_sweep(&first.join("sweep.toml"))?;
-    let mut rows: Vec<Row> = Vec::new();
     for d in &args.dirs {
         let text =
             fs::read_to_string(d.join("sweep.toml")).map_err(io_err(&d.join("sweep.toml")))?;
@@ -290,42 +298,95 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
                 first.display()
             )));
         }
-        rows.extend(read_rows(&l.sweep, &d.join("trials.csv"))?);
     }
-    rows.sort_by_key(|r| r.trial);
+    let mut shards: Vec<Shard> = args
+        .dirs
+        .iter()
+        .map(|d| Shard::open(&l.sweep, d.join("trials.csv")))
+        .collect::<Result<_, _>>()?;
+    fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
+    let merged = args.out.join("trials.csv");
+    let mut f = AtomicFile::create(merged.clone())?;
+    csvio::write_rows(&mut f, &[csvio::header(&l.sweep)]).map_err(io_err(&merged))?;
     let total = (l.sweep.config_count() + 1) * l.sweep.replications;
-    let dups = rows.windows(2).filter(|w| w[0].trial == w[1].trial).count();
-    let distinct = rows.len() - dups;
-    if dups > 0 || distinct as u64 != total {
+    let (mut distinct, mut dups, mut last) = (0u64, 0u64, None::<u64>);
+    // A k-way merge on the smallest next trial.
+    while let Some(i) = (0..shards.len())
+        .filter(|&i| shards[i].head.is_some())
+        .min_by_key(|&i| shards[i].head.as_ref().map(|(t, _)| *t))
+    {
+        let (trial, line) = shards[i].head.take().expect("filtered on a head");
+        if last == Some(trial) {
+            dups += 1;
+        } else {
+            distinct += 1;
+            f.write_all(line.as_bytes()).map_err(io_err(&merged))?;
+        }
+        last = Some(trial);
+        shards[i].advance()?;
+    }
+    if dups > 0 || distinct != total {
         return Err(Failure::input(format!(
             "shards do not add up: {distinct} distinct trials of {total}, {dups} duplicated; \
              run the missing shards (or --resume them) before merging"
         )));
     }
-    fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
-    let mut f = AtomicFile::create(args.out.join("trials.csv"))?;
-    let header = csvio::header(&l.sweep);
-    let mut out_rows = vec![header];
-    for d in &args.dirs {
-        let text = fs::read_to_string(d.join("trials.csv")).map_err(io_err(d))?;
-        let mut rdr = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-        for rec in rdr.records() {
-            let rec = rec.map_err(|e| Failure::input(format!("{}: {e}", d.display())))?;
-            out_rows.push(rec.iter().map(str::to_string).collect());
-        }
-    }
-    let body = &mut out_rows[1..];
-    body.sort_by_key(|r| r[0].parse::<u64>().unwrap_or(u64::MAX));
-    csvio::write_rows(&mut f, &out_rows).map_err(io_err(&args.out))?;
     f.commit()?;
     let mut f = AtomicFile::create(args.out.join("sweep.toml"))?;
     f.write_all(l.text.as_bytes()).map_err(io_err(&args.out))?;
     f.commit()?;
-    finalize(&l, &args.out, rows)
+    finalize(&l, &args.out, &merged)
+}
+
+/// One shard's trials file, read one row ahead.
+struct Shard {
+    path: PathBuf,
+    rows: csvio::Rows<BufReader<fs::File>>,
+    head: Option<(u64, String)>,
+    last: Option<u64>,
+}
+
+impl Shard {
+    fn open(sweep: &Sweep, path: PathBuf) -> Result<Self, Failure> {
+        let f = fs::File::open(&path).map_err(io_err(&path))?;
+        let rows = csvio::Rows::new(sweep, BufReader::new(f))
+            .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+        let mut s = Shard {
+            path,
+            rows,
+            head: None,
+            last: None,
+        };
+        s.advance()?;
+        Ok(s)
+    }
+
+    /// Reads the next row; shards are written in trial order, and merging
+    /// relies on it.
+    fn advance(&mut self) -> Result<(), Failure> {
+        let row = self
+            .rows
+            .next_row()
+            .map_err(|e| Failure::input(format!("{}: {e}", self.path.display())))?;
+        if let (Some(r), Some(last)) = (&row, self.last)
+            && r.trial <= last
+        {
+            return Err(Failure::input(format!(
+                "{}: line {}: trial {} after trial {last}: not in trial order \
+                 (edited by hand?); sort it by trial before merging",
+                self.path.display(),
+                self.rows.lineno,
+                r.trial
+            )));
+        }
+        self.last = row.as_ref().map(|r| r.trial).or(self.last);
+        self.head = row.map(|r| (r.trial, self.rows.line.clone()));
+        Ok(())
+    }
 }
 
 /// results.csv, pareto.csv, best.toml and the printed table.
-fn finalize(l: &Loaded, out: &Path, rows: Vec<Row>) -> Result<(), Failure> {
+fn finalize(l: &Loaded, out: &Path, trials: &Path) -> Result<(), Failure> {
     let names = Summary::metric_names();
     let lookup = |r: &Row, m: &str| {
         names
@@ -333,18 +394,24 @@ fn finalize(l: &Loaded, out: &Path, rows: Vec<Row>) -> Result<(), Failure> {
             .position(|n| n == m)
             .map_or(f64::NAN, |i| r.metrics[i])
     };
+    // Two streaming passes: the base's replications first (the paired
+    // differences need them), then every trial.
     let mut agg = Aggregate::new(&l.sweep);
-    for r in rows.iter().filter(|r| r.config == 0 && !r.error) {
-        agg.base(r.replication, &|m| lookup(r, m));
-    }
-    for r in &rows {
-        let f = |m: &str| lookup(r, m);
+    scan_file(&l.sweep, trials, |r, _| {
+        if r.config == 0 && !r.error {
+            agg.base(r.replication, &|m| lookup(&r, m));
+        }
+        Ok(())
+    })?;
+    scan_file(&l.sweep, trials, |r, _| {
+        let f = |m: &str| lookup(&r, m);
         agg.push(
             r.config,
             r.replication,
             (!r.error).then_some(&f as &dyn Fn(&str) -> f64),
         );
-    }
+        Ok(())
+    })?;
     let results = agg.finish();
     write_results(l, &out.join("results.csv"), &results)?;
     let front: Vec<ConfigResult> = aggregate::pareto(&l.sweep, &results)

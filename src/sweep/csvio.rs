@@ -88,38 +88,92 @@ pub struct Read {
     pub complete_len: u64,
 }
 
-/// Reads `trials.csv`, checking the header against the sweep. Row errors
-/// name the line.
-pub fn read<R: BufRead>(sweep: &Sweep, mut r: R) -> Result<Read, String> {
-    let want = header(sweep);
-    let mut line = String::new();
-    let mut offset = 0u64;
-    let n = r.read_line(&mut line).map_err(|e| format!("line 1: {e}"))?;
-    if n == 0 || !line.ends_with('\n') {
-        return Ok(Read {
-            rows: vec![],
-            complete_len: 0,
-        });
-    }
-    offset += n as u64;
-    let got = csv_fields(line.trim_end_matches(['\n', '\r']))?;
-    if got != want {
-        return Err(
-            "line 1: the header does not match this sweep file (another sweep's output?)".into(),
-        );
-    }
-    let names = Summary::metric_names().len();
-    let first_metric = want.len() - names;
+/// Reads `trials.csv` into memory (see [`scan`]).
+pub fn read<R: BufRead>(sweep: &Sweep, r: R) -> Result<Read, String> {
     let mut rows = Vec::new();
-    for lineno in 2.. {
-        line.clear();
-        let n = r
-            .read_line(&mut line)
-            .map_err(|e| format!("line {lineno}: {e}"))?;
-        if n == 0 || !line.ends_with('\n') {
-            break; // end, or a partial line left by a kill
+    let complete_len = scan(sweep, r, |row, _| {
+        rows.push(row);
+        Ok(())
+    })?;
+    Ok(Read { rows, complete_len })
+}
+
+/// Streams `trials.csv` row by row into `each`, with the row's line as
+/// written; returns the bytes that hold complete rows. See [`Rows`].
+pub fn scan<R: BufRead>(
+    sweep: &Sweep,
+    r: R,
+    mut each: impl FnMut(Row, &str) -> Result<(), String>,
+) -> Result<u64, String> {
+    let mut rows = Rows::new(sweep, r)?;
+    while let Some(row) = rows.next_row()? {
+        let lineno = rows.lineno;
+        each(row, &rows.line).map_err(|e| format!("line {lineno}: {e}"))?;
+    }
+    Ok(rows.complete_len)
+}
+
+/// A pull reader of `trials.csv`: checks the header against the sweep, then
+/// yields one row at a time (memory flat in the number of trials). A killed
+/// run may leave a partial last line: it is not yielded, and `complete_len`
+/// stops before it. Row errors name the line.
+pub struct Rows<R> {
+    r: R,
+    want: Vec<String>,
+    first_metric: usize,
+    /// The last row's line as written, newline included.
+    pub line: String,
+    /// The last row's line number (1 = the header).
+    pub lineno: u64,
+    /// Bytes holding the header and the complete rows read so far.
+    pub complete_len: u64,
+    ended: bool,
+}
+
+impl<R: BufRead> Rows<R> {
+    pub fn new(sweep: &Sweep, mut r: R) -> Result<Self, String> {
+        let want = header(sweep);
+        let first_metric = want.len() - Summary::metric_names().len();
+        let mut line = String::new();
+        let n = r.read_line(&mut line).map_err(|e| format!("line 1: {e}"))?;
+        let ended = n == 0 || !line.ends_with('\n');
+        if !ended {
+            let got = csv_fields(line.trim_end_matches(['\n', '\r']))?;
+            if got != want {
+                return Err("line 1: the header does not match this sweep file \
+                     (another sweep's output?)"
+                    .into());
+            }
         }
-        let f = csv_fields(line.trim_end_matches(['\n', '\r']))
+        Ok(Rows {
+            r,
+            want,
+            first_metric,
+            line,
+            lineno: 1,
+            complete_len: if ended { 0 } else { n as u64 },
+            ended,
+        })
+    }
+
+    /// The next complete row, or `None` at the end.
+    pub fn next_row(&mut self) -> Result<Option<Row>, String> {
+        if self.ended {
+            return Ok(None);
+        }
+        self.line.clear();
+        self.lineno += 1;
+        let lineno = self.lineno;
+        let n = self
+            .r
+            .read_line(&mut self.line)
+            .map_err(|e| format!("line {lineno}: {e}"))?;
+        if n == 0 || !self.line.ends_with('\n') {
+            self.ended = true; // end, or a partial line left by a kill
+            return Ok(None);
+        }
+        let (want, first_metric) = (&self.want, self.first_metric);
+        let f = csv_fields(self.line.trim_end_matches(['\n', '\r']))
             .map_err(|e| format!("line {lineno}: {e}"))?;
         if f.len() != want.len() {
             return Err(format!(
@@ -146,19 +200,16 @@ pub fn read<R: BufRead>(sweep: &Sweep, mut r: R) -> Result<Read, String> {
                 }
             })
             .collect();
-        rows.push(Row {
+        let row = Row {
             trial: int(0)?,
             config: int(1)?,
             replication: int(2)?,
             error: !f[first_metric - 1].is_empty(),
             metrics,
-        });
-        offset += n as u64;
+        };
+        self.complete_len += n as u64;
+        Ok(Some(row))
     }
-    Ok(Read {
-        rows,
-        complete_len: offset,
-    })
 }
 
 fn csv_fields(line: &str) -> Result<Vec<String>, String> {
