@@ -151,7 +151,10 @@ fn threads_resume_and_shards_give_the_same_bytes() {
     let out = fleetsim(&twice);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("duplicated") && !err.contains(" 0 duplicated"), "{err}");
+    assert!(
+        err.contains("duplicated") && !err.contains(" 0 duplicated"),
+        "{err}"
+    );
 
     // The merge streams shards in trial order: a shuffled file is named.
     let shuffled = tmp.path().join("shuffled");
@@ -171,7 +174,10 @@ fn threads_resume_and_shards_give_the_same_bytes() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("not in trial order") && err.contains("line 3"), "{err}");
+    assert!(
+        err.contains("not in trial order") && err.contains("line 3"),
+        "{err}"
+    );
 
     // Re-running into a finished directory without --resume is refused.
     let out = fleetsim(&[

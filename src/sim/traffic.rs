@@ -84,7 +84,7 @@ impl<O: Observer> Sim<'_, O> {
         match self.sc.workload.balancer {
             BalancerKind::RoundRobin => {
                 let i = self.rr_next;
-                self.rr_next = (i + 1) % n;
+                self.rr_next = if i + 1 == n { 0 } else { i + 1 };
                 i as u32
             }
             BalancerKind::Random => self.streams.routing.random_range(0..n) as u32,

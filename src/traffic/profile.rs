@@ -6,6 +6,7 @@
 
 use crate::engine::rng::{StreamRng, open01};
 use crate::engine::time::{SimTime, US_PER_S};
+use rand_distr::{Distribution, Exp1};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum RateProfile {
@@ -47,6 +48,8 @@ struct RateBand {
     last: SimTime,
     lo: f64,
     hi: f64,
+    /// Mean candidate gap at `hi`, in microseconds.
+    gap_us: f64,
 }
 
 impl RateBand {
@@ -56,6 +59,7 @@ impl RateBand {
         last: SimTime::ZERO,
         lo: f64::NEG_INFINITY,
         hi: f64::INFINITY,
+        gap_us: 0.0,
     };
 
     fn contains(&self, t: SimTime) -> bool {
@@ -109,11 +113,14 @@ impl RateBand {
             rate_for(ca.min(cb) - 2.0 * COS_SLACK),
             rate_for(ca.max(cb) + 2.0 * COS_SLACK),
         );
+        let hi = r1.max(r2);
         RateBand {
             from,
             last,
             lo: r1.min(r2),
-            hi: r1.max(r2),
+            hi,
+            // Finite even at a zero bound: the candidate then falls past the band.
+            gap_us: US_PER_S as f64 / hi.max(1e-300),
         }
     }
 }
@@ -207,6 +214,14 @@ impl ArrivalProcess {
     }
 
     /// The first arrival strictly after `now`, or `None` if none comes before `end`.
+    ///
+    /// Thinning, band by band: within a diurnal band, candidates come at the
+    /// band's upper bound `hi` (not the day's peak) and are kept with
+    /// probability `rate / hi`, so nearly every candidate is kept. A
+    /// candidate past the band's end is discarded and the candidate process
+    /// restarts at the end with the next band's bound: exact, because the
+    /// exponential gap is memoryless. Elsewhere (constant and series
+    /// profiles, or near a diurnal extremum) the bound is the peak.
     pub fn next_after(
         &mut self,
         profile: &RateProfile,
@@ -217,41 +232,61 @@ impl ArrivalProcess {
         if self.peak <= 0.0 {
             return None;
         }
+        let floor = now.0 + 1;
         let mut t = now.0 as f64;
         loop {
-            t += -open01(rng).ln() * self.peak_gap_us;
-            if t >= end.0 as f64 {
-                return None;
+            let (bound, gap_us, band_end) = match &mut self.band {
+                Some(band) => {
+                    let at = SimTime((t as u64).max(floor));
+                    if !band.contains(at) {
+                        *band = RateBand::diurnal(profile, at);
+                    }
+                    let end_us = (band.last.0 as f64) + 1.0;
+                    if band.hi < self.peak {
+                        (band.hi, band.gap_us, end_us)
+                    } else {
+                        (self.peak, self.peak_gap_us, end_us)
+                    }
+                }
+                None => (self.peak, self.peak_gap_us, f64::INFINITY),
+            };
+            let e: f64 = Exp1.sample(rng);
+            let cand = t + e * gap_us;
+            let end_us = end.0 as f64;
+            if cand >= end_us.min(band_end) {
+                if end_us <= band_end {
+                    return None;
+                }
+                t = band_end; // restart at the next band (memoryless)
+                continue;
             }
-            let at = SimTime((t as u64).max(now.0 + 1));
-            if self.accept(profile, at, rng) {
+            t = cand;
+            let at = SimTime((t as u64).max(floor));
+            if self.accept(profile, at, bound, rng) {
                 return Some(at);
             }
         }
     }
 
-    /// Whether the candidate at `at` is kept: with probability `rate / peak`,
-    /// and with no draw at all when the rate is at its peak (so a constant
-    /// profile accepts every candidate without one).
+    /// Whether the candidate at `at`, drawn at rate `bound`, is kept: with
+    /// probability `rate / bound`, and with no draw at all when the rate is
+    /// at the bound (so a constant profile accepts every candidate without
+    /// one).
     ///
-    /// A diurnal rate is bounded first (`RateBand`): below the peak
-    /// (`hi < peak`), the exact code draws `u` and keeps the candidate iff
-    /// `u * peak < rate`, which the bounds settle unless `lo <= u * peak < hi`
-    /// (a fraction of a percent of candidates). Only then, or near the peak,
-    /// is the exact rate (a libm cosine) computed. Same draws, same answers.
+    /// Within an informative diurnal band (`bound = hi`), the draw `u` keeps
+    /// the candidate iff `u * hi < rate`, which `lo` settles unless
+    /// `lo <= u * hi` (a small fraction of candidates): only then is the
+    /// exact rate (a libm cosine) computed.
     #[inline]
-    fn accept(&mut self, profile: &RateProfile, at: SimTime, rng: &mut StreamRng) -> bool {
-        if let Some(band) = &mut self.band {
-            if !band.contains(at) {
-                *band = RateBand::diurnal(profile, at);
-            }
-            if band.hi < self.peak {
-                let x = open01(rng) * self.peak;
-                return x < band.lo || (x < band.hi && x < profile.rate_at(at));
-            }
+    fn accept(&self, profile: &RateProfile, at: SimTime, bound: f64, rng: &mut StreamRng) -> bool {
+        if let Some(band) = &self.band
+            && band.hi < self.peak
+        {
+            let x = open01(rng) * bound;
+            return x < band.lo || x < profile.rate_at(at);
         }
         let rate = profile.rate_at(at);
-        rate >= self.peak || open01(rng) * self.peak < rate
+        rate >= bound || open01(rng) * bound < rate
     }
 }
 
@@ -345,9 +380,19 @@ mod tests {
         let (mut fast, mut exact) = (stream(4, Stream::Arrivals), stream(4, Stream::Arrivals));
         for k in 0..300_000u64 {
             let at = SimTime(k * 1_234_567);
+            let band = arrivals.band.as_mut().unwrap();
+            if !band.contains(at) {
+                *band = RateBand::diurnal(&p, at);
+            }
+            let informative = band.hi < arrivals.peak;
+            let bound = if informative { band.hi } else { arrivals.peak };
             let rate = p.rate_at(at);
-            let want = rate >= arrivals.peak || open01(&mut exact) * arrivals.peak < rate;
-            assert_eq!(arrivals.accept(&p, at, &mut fast), want, "at {at}");
+            let want = if informative {
+                open01(&mut exact) * bound < rate
+            } else {
+                rate >= bound || open01(&mut exact) * bound < rate
+            };
+            assert_eq!(arrivals.accept(&p, at, bound, &mut fast), want, "at {at}");
         }
         assert_eq!(fast.next_u64(), exact.next_u64(), "same draws consumed");
     }
@@ -371,5 +416,37 @@ mod tests {
         let expected = 864_000.0;
         // Poisson: sd = sqrt(864000) ~ 930; 5 sd.
         assert!((n as f64 - expected).abs() < 4_650.0, "n = {n}");
+    }
+
+    #[test]
+    fn band_thinning_follows_the_rate_hour_by_hour() {
+        // Steep (amplitude 0.95) so band bounds change fast; each hour's
+        // count against the rate's integral over it, within 5 sd.
+        let p = RateProfile::Diurnal {
+            mean_rps: 20.0,
+            amplitude: 0.95,
+            peak_hour: 7.0,
+            start_hour: 3.0,
+        };
+        let mut arrivals = ArrivalProcess::new(&p);
+        let mut rng = stream(9, Stream::Arrivals);
+        let end = SimTime::from_secs(2 * 86_400);
+        let mut hours = vec![0u64; 48];
+        let mut t = SimTime::ZERO;
+        while let Some(next) = arrivals.next_after(&p, t, end, &mut rng) {
+            assert!(next > t && next < end);
+            t = next;
+            hours[(t.0 / (3600 * US_PER_S)) as usize] += 1;
+        }
+        for (h, &n) in hours.iter().enumerate() {
+            let from = SimTime::from_secs(h as u64 * 3600);
+            let to = SimTime::from_secs((h as u64 + 1) * 3600);
+            let want = p.mean_rate(to) * to.as_secs_f64() - p.mean_rate(from) * from.as_secs_f64();
+            let sd = want.sqrt();
+            assert!(
+                (n as f64 - want).abs() < 5.0 * sd,
+                "hour {h}: {n} vs {want:.0}"
+            );
+        }
     }
 }

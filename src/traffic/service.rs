@@ -1,9 +1,9 @@
 //! Service-time distributions, parameterised the way SREs read dashboards:
 //! a mean, and for the lognormal a p99.
 
-use crate::engine::rng::{StreamRng, open01};
+use crate::engine::rng::StreamRng;
 use crate::engine::time::{SimTime, round_u64};
-use rand_distr::{Distribution, StandardNormal};
+use rand_distr::{Distribution, Exp1, StandardNormal};
 
 /// z of the 99th percentile of the standard normal.
 pub const Z99: f64 = 2.326_347_874_040_841;
@@ -43,7 +43,10 @@ impl ServiceDist {
     pub fn sample(&self, rng: &mut StreamRng) -> SimTime {
         let us = match self {
             ServiceDist::Constant { us } => *us,
-            ServiceDist::Exponential { mean_us } => -open01(rng).ln() * mean_us,
+            ServiceDist::Exponential { mean_us } => {
+                let e: f64 = Exp1.sample(rng);
+                e * mean_us
+            }
             ServiceDist::Lognormal { mu, sigma } => {
                 let z: f64 = StandardNormal.sample(rng);
                 (mu + sigma * z).exp()
