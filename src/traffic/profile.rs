@@ -233,15 +233,16 @@ impl ArrivalProcess {
             return None;
         }
         let floor = now.0 + 1;
-        let mut t = now.0 as f64;
+        // Times below 2^63 us convert through i64: one instruction each way.
+        let mut t = now.0.min(i64::MAX as u64) as i64 as f64;
         loop {
             let (bound, gap_us, band_end) = match &mut self.band {
                 Some(band) => {
-                    let at = SimTime((t as u64).max(floor));
+                    let at = SimTime((t as i64 as u64).max(floor));
                     if !band.contains(at) {
                         *band = RateBand::diurnal(profile, at);
                     }
-                    let end_us = (band.last.0 as f64) + 1.0;
+                    let end_us = (band.last.0.min(i64::MAX as u64) as i64 as f64) + 1.0;
                     if band.hi < self.peak {
                         (band.hi, band.gap_us, end_us)
                     } else {
@@ -252,7 +253,7 @@ impl ArrivalProcess {
             };
             let e: f64 = Exp1.sample(rng);
             let cand = t + e * gap_us;
-            let end_us = end.0 as f64;
+            let end_us = end.0.min(i64::MAX as u64) as i64 as f64;
             if cand >= end_us.min(band_end) {
                 if end_us <= band_end {
                     return None;
@@ -261,7 +262,7 @@ impl ArrivalProcess {
                 continue;
             }
             t = cand;
-            let at = SimTime((t as u64).max(floor));
+            let at = SimTime((t as i64 as u64).max(floor));
             if self.accept(profile, at, bound, rng) {
                 return Some(at);
             }
