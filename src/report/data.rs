@@ -126,7 +126,60 @@ impl Table {
 }
 
 pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
-    let t = Table::parse("events.csv", bytes)?;
+    Ok(parse_rows("events.csv", bytes)?
+        .into_iter()
+        .map(|(e, _)| e)
+        .collect())
+}
+
+/// Events with the instance labels as written (`inst-A`, `web-3`...):
+/// `inst-N` labels keep N as their index; any other labels are numbered in
+/// sorted order; events naming no instance get one more lane, `(none)`.
+/// Returns the events and the label of each index.
+pub fn parse_events_labelled(
+    file: &str,
+    bytes: &[u8],
+) -> Result<(Vec<Event>, Vec<String>), ReportError> {
+    let rows = parse_rows(file, bytes)?;
+    let named: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let numbered: Option<Vec<u32>> = named
+        .iter()
+        .map(|l| l.strip_prefix("inst-")?.parse::<u32>().ok())
+        .collect();
+    let mut labels: Vec<String> = match &numbered {
+        Some(n) => {
+            let top = n.iter().copied().max().map_or(0, |m| m as usize + 1);
+            (0..top).map(|i| format!("inst-{i}")).collect()
+        }
+        None => named.iter().map(|l| l.to_string()).collect(),
+    };
+    let none = labels.len() as u32;
+    if rows.iter().any(|(_, l)| l.is_empty()) {
+        labels.push("(none)".into());
+    }
+    let events = rows
+        .into_iter()
+        .map(|(mut e, l)| {
+            e.instance = if l.is_empty() {
+                none
+            } else if numbered.is_some() {
+                e.instance
+            } else {
+                labels.iter().position(|x| *x == l).unwrap_or(0) as u32
+            };
+            e
+        })
+        .collect();
+    Ok((events, labels))
+}
+
+/// Events with their instance label as written.
+fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportError> {
+    let t = Table::parse(file, bytes)?;
     let c = |n: &str| t.col(n);
     let (ts, ev, inst, worker) = (c("ts"), c("event"), c("instance"), c("worker"));
     let (rss, limit, hard, req) = (
@@ -137,13 +190,13 @@ pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
     );
     let (lease, branch) = (c("lease"), c("branch"));
     if ts.is_none() || ev.is_none() {
-        return Err(csv_err("events.csv", "no `ts` or `event` column"));
+        return Err(csv_err(file, "no `ts` or `event` column"));
     }
     let mut out = Vec::with_capacity(t.rows.len());
     for row in &t.rows {
         let Some(t_s) = t.num(row, ts) else { continue };
-        let instance = t.get(row, inst);
-        out.push(Event {
+        let instance = t.get(row, inst).trim();
+        let event = Event {
             t_s,
             mark: Mark::of(t.get(row, ev), t.get(row, lease), t.get(row, branch)),
             instance: instance
@@ -156,7 +209,8 @@ pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
             hard_limit_mb: t.num(row, hard),
             requests: t.num(row, req),
             branch: t.get(row, branch).to_string(),
-        });
+        };
+        out.push((event, instance.to_string()));
     }
     Ok(out)
 }
@@ -392,6 +446,20 @@ retry_ok,13.0,inst-0,none,,\n";
         assert_eq!(ev[0].rss_mb, Some(530.1));
         assert_eq!(ev[1].mark, Mark::RetryOk);
         assert_eq!(ev[1].rss_mb, None);
+    }
+
+    #[test]
+    fn instance_labels_become_lanes() {
+        let csv =
+            b"ts,event,instance\n1,worker_recycled,inst-B\n2,retry_ok,\n3,worker_recycled,inst-A\n";
+        let (ev, labels) = parse_events_labelled("recording.csv", csv).unwrap();
+        assert_eq!(labels, ["inst-A", "inst-B", "(none)"]);
+        let lanes: Vec<u32> = ev.iter().map(|e| e.instance).collect();
+        assert_eq!(lanes, [1, 2, 0]);
+        let csv = b"ts,event,instance\n1,worker_recycled,inst-2\n";
+        let (ev, labels) = parse_events_labelled("recording.csv", csv).unwrap();
+        assert_eq!(labels, ["inst-0", "inst-1", "inst-2"]);
+        assert_eq!(ev[0].instance, 2);
     }
 
     #[test]
