@@ -91,12 +91,12 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let html = dir.join("report.html");
     write(html.clone(), &rendered.html)?;
     let files: Vec<&str> = rendered.charts.iter().map(|c| c.file.as_str()).collect();
-    println!(
-        "{}: wrote {} and {}",
-        kind.label(),
-        html.display(),
+    let charts = if files.is_empty() {
+        "no chart (the page says why)".to_string()
+    } else {
         files.join(", ")
-    );
+    };
+    println!("{}: wrote {} and {charts}", kind.label(), html.display());
     if args.open {
         open(&html);
     }
