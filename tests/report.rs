@@ -9,7 +9,7 @@ use common::TempDir;
 use common::page::{balanced, check_page, check_svgs, summary_cells, unescape};
 use fleetsim::report::data::{
     Event, InstanceSeries, LeaseClass, Mark, Policy, SatAbsorbable, SatCeiling, SatProbe, Saturate,
-    Timeline,
+    Timeline, WorkerSeries,
 };
 use fleetsim::report::sweep::{ConfigRow, SweepResults, TracePoint};
 use fleetsim::report::{Files, Kind, build, hist, saturate, sweep, timeline};
@@ -101,6 +101,10 @@ fn run_directory_report() {
         }
     }
     assert!(html.contains(">%</td>"), "fractions carry a unit");
+    assert!(
+        html.contains("The timeline draws 6 worker slots from workers.csv"),
+        "per-worker lines from workers.csv"
+    );
     assert!(html.contains(">MB</td>"));
     // Same directory, same report: the page depends on the files only.
     let again = report(dir.path());
@@ -252,6 +256,17 @@ fn timeline_of(rows: usize, instances: usize) -> Timeline {
                 usage_mb: col(&|i| 1200.0 + (i % 50) as f64 + k as f64),
                 headroom_mb: col(&|i| 800.0 - (i % 50) as f64),
                 max_rss_mb: col(&|i| 420.0 + (i % 97) as f64),
+            })
+            .collect(),
+        // Three slots per instance: a saw tooth, a new limit each generation.
+        workers: (0..instances * 3)
+            .map(|k| WorkerSeries {
+                instance: (k / 3) as u32,
+                worker: format!("w{}", k % 3),
+                t_s: col(&|i| i as f64 * 60.0),
+                rss_mb: col(&|i| 360.0 + ((i + 31 * k) % 97) as f64 * 1.5),
+                limit_mb: col(&|i| 460.0 + ((i + 31 * k) / 97 % 80) as f64),
+                generation: col(&|i| ((i + 31 * k) / 97) as f64),
             })
             .collect(),
     }

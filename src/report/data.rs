@@ -231,6 +231,56 @@ pub struct Timeline {
     pub booting: Vec<f64>,
     pub draining: Vec<f64>,
     pub instances: Vec<InstanceSeries>,
+    /// workers.csv, one series per worker slot (empty without the file).
+    pub workers: Vec<WorkerSeries>,
+}
+
+/// One worker slot's rows of workers.csv, across its generations.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkerSeries {
+    pub instance: u32,
+    pub worker: String,
+    pub t_s: Vec<f64>,
+    pub rss_mb: Vec<f64>,
+    pub limit_mb: Vec<f64>,
+    pub generation: Vec<f64>,
+}
+
+/// workers.csv grouped by slot, in (instance, worker) order.
+pub fn parse_workers(bytes: &[u8]) -> Result<Vec<WorkerSeries>, ReportError> {
+    let t = Table::parse("workers.csv", bytes)?;
+    let c = |n: &str| t.col(n);
+    let (ts, inst, worker) = (c("t_s"), c("instance"), c("worker"));
+    let (rss, limit, generation) = (c("rss_mb"), c("limit_mb"), c("generation"));
+    if ts.is_none() || inst.is_none() || rss.is_none() {
+        return Err(csv_err(
+            "workers.csv",
+            "no `t_s`, `instance` or `rss_mb` column",
+        ));
+    }
+    let mut by: std::collections::BTreeMap<(u32, String), WorkerSeries> = Default::default();
+    for row in &t.rows {
+        let (Some(t_s), Some(r)) = (t.num(row, ts), t.num(row, rss)) else {
+            continue;
+        };
+        let label = t.get(row, inst).trim();
+        let i: u32 = label
+            .trim_start_matches("inst-")
+            .parse()
+            .unwrap_or_default();
+        let w = t.get(row, worker).to_string();
+        let s = by.entry((i, w.clone())).or_insert_with(|| WorkerSeries {
+            instance: i,
+            worker: w,
+            ..Default::default()
+        });
+        s.t_s.push(t_s);
+        s.rss_mb.push(r);
+        s.limit_mb.push(t.num(row, limit).unwrap_or(f64::NAN));
+        s.generation
+            .push(t.num(row, generation).unwrap_or(f64::NAN));
+    }
+    Ok(by.into_values().collect())
 }
 
 pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
@@ -260,6 +310,7 @@ pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
         booting: column("booting"),
         draining: column("draining"),
         instances,
+        workers: Vec::new(),
     })
 }
 

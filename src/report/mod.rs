@@ -38,7 +38,7 @@ pub enum ReportError {
 /// Which command wrote a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// `fleetsim run`: summary.json, events.csv, timeline.csv (+ scenario.toml).
+    /// `fleetsim run`: summary.json, events.csv, timeline.csv (+ scenario.toml, workers.csv).
     Run,
     /// `fleetsim saturate`: saturate.json.
     Saturate,
@@ -75,7 +75,7 @@ impl Kind {
         match self {
             Kind::Run => (
                 &["summary.json", "events.csv", "timeline.csv"],
-                &["scenario.toml"],
+                &["scenario.toml", "workers.csv"],
             ),
             Kind::Saturate => (&["saturate.json"], &[]),
             Kind::Sweep => (&["results.csv"], &["pareto.csv", "sweep.toml"]),
@@ -190,7 +190,10 @@ fn chart(file: &str, title: &str, caption: &str, svg: String) -> Chart {
 pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
     let summary = data::parse_summary(need(files, "summary.json")?)?;
     let events = data::parse_events(need(files, "events.csv")?)?;
-    let tl = data::parse_timeline(need(files, "timeline.csv")?)?;
+    let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
+    if let Some(b) = files.get("workers.csv") {
+        tl.workers = data::parse_workers(b)?;
+    }
     let mut notes = Vec::new();
     let policy = match files.get("scenario.toml") {
         Some(b) => data::parse_policy(b)?,
@@ -203,16 +206,25 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
             data::Policy::default()
         }
     };
-    notes.push(
-        "Worker RSS is recorded only at recycles and holds (events.csv rss_mb): those are the \
-         points per worker; the lines are each instance's largest worker RSS per timeline step."
-            .to_string(),
-    );
+    notes.push(if tl.workers.is_empty() {
+        "No workers.csv (written by fleetsim run since per-worker lines): worker RSS is \
+         recorded only at recycles and holds (events.csv rss_mb), the points per worker; the \
+         lines are each instance's largest worker RSS per timeline step."
+            .to_string()
+    } else {
+        format!(
+            "The timeline draws {} worker slots from workers.csv: each slot's RSS at every \
+             timeline step (a saw tooth: it drops at each recycle), its own jittered limit \
+             dashed; recycles and holds are at the RSS events.csv recorded.",
+            tl.workers.len()
+        )
+    });
     let charts = vec![
         chart(
             "timeline.svg",
             "Fleet timeline",
-            "Top: each instance's largest worker RSS, every recycle at the recycled worker's \
+            "Top: each worker slot's RSS and its own jittered limit (dashed; without \
+             workers.csv, each instance's largest worker RSS), every recycle at the recycled worker's \
              RSS coloured by how it passed the fleet lease (acquired, bypass on pressure, \
              bypass on the hard ceiling), holds as rings, kills as crosses, the hard ceiling \
              in red and the jittered limit band in grey. Bottom, on the same time axis: the \

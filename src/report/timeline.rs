@@ -6,7 +6,7 @@ use super::chart::{
     self, Area, DrawResult, LEGEND_W, Swatch, axis_style, decimate, label_style, legend,
     one_per_pixel, render, span, span_from_zero, titled,
 };
-use super::data::{Event, LeaseClass, Mark, Policy, Timeline};
+use super::data::{Event, LeaseClass, Mark, Policy, Timeline, WorkerSeries};
 use super::palette as pal;
 use plotters::prelude::*;
 
@@ -182,14 +182,33 @@ pub fn fleet_timeline_in(
         let x = (lo.min(0.0), hi);
         memory_panel(&top, tl, events, frame, x)?;
         canary_panel(&bottom, events, frame, x)?;
-        let mut entries: Vec<(String, Swatch)> = (0..tl.instances.len())
-            .map(|i| {
-                (
-                    format!("inst-{i} largest RSS"),
-                    Swatch::Line(pal::instance(i)),
-                )
-            })
-            .collect();
+        let mut entries: Vec<(String, Swatch)> = if tl.workers.is_empty() {
+            (0..tl.instances.len())
+                .map(|i| {
+                    (
+                        format!("inst-{i} largest RSS"),
+                        Swatch::Line(pal::instance(i)),
+                    )
+                })
+                .collect()
+        } else {
+            let mut inst: Vec<u32> = tl.workers.iter().map(|w| w.instance).collect();
+            inst.dedup();
+            let mut e: Vec<(String, Swatch)> = inst
+                .iter()
+                .map(|i| {
+                    (
+                        format!("inst-{i} workers' RSS"),
+                        Swatch::Line(pal::instance(*i as usize)),
+                    )
+                })
+                .collect();
+            e.push((
+                "each worker's own limit".into(),
+                Swatch::Dashed(pal::REFERENCE),
+            ));
+            e
+        };
         let hard = frame.distinct(|l| l.hard_mb);
         if !hard.is_empty() {
             entries.push((
@@ -247,6 +266,7 @@ fn memory_panel(
         .instances
         .iter()
         .flat_map(|i| i.max_rss_mb.iter().copied())
+        .chain(tl.workers.iter().flat_map(|w| w.rss_mb.iter().copied()))
         .chain(events.iter().filter_map(|e| e.rss_mb))
         .chain(
             frame
@@ -289,16 +309,40 @@ fn memory_panel(
             ))?;
         }
     }
-    for (i, inst) in tl.instances.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = tl
+    if tl.workers.is_empty() {
+        for (i, inst) in tl.instances.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = tl
+                .t_s
+                .iter()
+                .zip(&inst.max_rss_mb)
+                .map(|(t, r)| (hours(*t), *r))
+                .collect();
+            ch.draw_series(LineSeries::new(
+                decimate(&pts, px),
+                pal::instance(i).mix(0.75).stroke_width(1),
+            ))?;
+        }
+    }
+    for w in &tl.workers {
+        let c = pal::instance(w.instance as usize);
+        let pixel_s = (x.1 - x.0) * 3600.0 / px.max(1) as f64;
+        for (t0, t1, limit) in limit_steps(w, pixel_s) {
+            ch.draw_series(DashedLineSeries::new(
+                vec![(hours(t0), limit), (hours(t1), limit)],
+                5,
+                4,
+                c.mix(0.55).stroke_width(1),
+            ))?;
+        }
+        let pts: Vec<(f64, f64)> = w
             .t_s
             .iter()
-            .zip(&inst.max_rss_mb)
+            .zip(&w.rss_mb)
             .map(|(t, r)| (hours(*t), *r))
             .collect();
         ch.draw_series(LineSeries::new(
             decimate(&pts, px),
-            pal::instance(i).mix(0.75).stroke_width(1),
+            c.mix(0.6).stroke_width(1),
         ))?;
     }
     for l in &frame.limits {
@@ -336,6 +380,25 @@ fn memory_panel(
         }
     }
     Ok(())
+}
+
+/// A worker slot's limit as steps: (from, to, limit_mb), one per run of
+/// equal limits (a generation's own jittered limit). Steps shorter than
+/// `min_s` (under a pixel) are left out, so the count is bounded by the
+/// chart's width whatever the run length.
+fn limit_steps(w: &WorkerSeries, min_s: f64) -> Vec<(f64, f64, f64)> {
+    let mut out: Vec<(f64, f64, f64)> = Vec::new();
+    for (t, l) in w.t_s.iter().zip(&w.limit_mb) {
+        if !(t.is_finite() && l.is_finite()) {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last.2 == *l => last.1 = *t,
+            _ => out.push((*t, *t, *l)),
+        }
+    }
+    out.retain(|s| s.1 - s.0 >= min_s);
+    out
 }
 
 fn canary_panel(area: &Area<'_>, events: &[Event], frame: &Frame, x: (f64, f64)) -> DrawResult {
