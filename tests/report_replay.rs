@@ -122,6 +122,16 @@ fn generated_day_with_calibration() {
         assert!(!d["recorded_sample"].as_array().unwrap().is_empty());
         assert!(!d["simulated_sample"].as_array().unwrap().is_empty());
     }
+    // The gap chart counts gaps as analysis.json does (the validated regime).
+    let a: Value =
+        serde_json::from_str(&fs::read_to_string(dir.path().join("analysis.json")).unwrap())
+            .unwrap();
+    let n = |p: &str| a.pointer(p).and_then(Value::as_u64).unwrap();
+    let svg = fs::read_to_string(dir.path().join("gaps.svg")).unwrap();
+    let same = n("/regimes/1/gaps/same_instance/dist/n");
+    let cross = n("/regimes/1/gaps/cross_instance/dist/n");
+    assert!(svg.contains(&format!("same instance: {same} (")), "{same}");
+    assert!(svg.contains(&format!("across: {cross} (")), "{cross}");
     // Same directory, same report.
     ok(&["report", dir.path().to_str().unwrap()]);
     assert_eq!(

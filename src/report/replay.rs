@@ -359,6 +359,7 @@ fn recording_charts(
              draws them on the top edge of the RSS panel."
         ));
     }
+    let lane_none = lanes.iter().position(|l| l == "(none)");
     let frame = Frame {
         x_desc: format!(
             "hours since the window's start ({} axis, t = {} s)",
@@ -426,15 +427,19 @@ fn recording_charts(
         ));
     }
     if rec().count() >= 2 {
+        let unnamed = lane_none.map(|n| n as u32);
+        let (same, cross) = gaps(rec().filter(|e| Some(e.instance) != unnamed));
         charts.push(c(
             "gaps.svg",
             "Gaps between recycles",
             format!(
-                "{why}. Same instance (what the cooldown bounds) vs across instances (what \
-                     only a fleet gate bounds); the cooldown and tick are the regime's knobs in \
-                     analysis.json (inferred from the recording unless replay had --scenario)."
+                "{why}. Same instance: since the previous recycle on that instance (what the \
+                 cooldown bounds); across: since the latest recycle on any other instance \
+                 (what only a fleet gate bounds), as analysis.json computes them. The cooldown \
+                 and tick are the regime's knobs in analysis.json (inferred from the recording \
+                 unless replay had --scenario)."
             ),
-            hist::gap_histograms(&ev, &policy(a, i))?,
+            hist::gap_histograms_of(&same, &cross, &policy(a, i))?,
         ));
     } else {
         notes.push(format!(
@@ -442,6 +447,30 @@ fn recording_charts(
         ));
     }
     Ok(())
+}
+
+/// Gaps as `fleetsim replay` computes them (`analyse::regimes`): per
+/// recycle, seconds since the previous recycle on its instance, and since the
+/// latest recycle on any other instance. Recycles in time order.
+pub fn gaps<'a>(recycles: impl Iterator<Item = &'a Event>) -> (Vec<f64>, Vec<f64>) {
+    let mut last: Vec<(u32, f64)> = Vec::new();
+    let (mut same, mut cross) = (Vec::new(), Vec::new());
+    for e in recycles {
+        let other = last
+            .iter()
+            .filter(|(i, _)| *i != e.instance)
+            .map(|(_, t)| e.t_s - t)
+            .reduce(f64::min);
+        cross.extend(other);
+        match last.iter_mut().find(|(i, _)| *i == e.instance) {
+            Some((_, t)) => {
+                same.push(e.t_s - *t);
+                *t = e.t_s;
+            }
+            None => last.push((e.instance, e.t_s)),
+        }
+    }
+    (same, cross)
 }
 
 fn overlay_chart(
