@@ -140,10 +140,8 @@ fn window_table(a: &Value) -> KeyedTable {
 /// the most recycles (the seeds' first rule: never pool regimes).
 fn chosen_regime(a: &Value, validated: Option<&str>) -> Option<usize> {
     let regimes = a.pointer("/regimes")?.as_array()?;
-    if let Some(l) = validated {
-        if let Some(i) = regimes.iter().position(|r| text(r, "/label") == l) {
-            return Some(i);
-        }
+    if let Some(i) = validated.and_then(|l| regimes.iter().position(|r| text(r, "/label") == l)) {
+        return Some(i);
     }
     (0..regimes.len())
         .max_by_key(|i| num(a, &format!("/regimes/{i}/rate/recycles")).unwrap_or(0.0) as u64)
