@@ -7,7 +7,9 @@
 # The seeds' recycler as deployed (the embedded default) and with the seeds'
 # six fixes, on the same fleet, traffic and seed: one simulated day each
 # (`fleetsim run` + `fleetsim report`), and what each policy permits at
-# saturation (`fleetsim saturate` + `fleetsim report`).
+# saturation (`fleetsim saturate` + `fleetsim report`); and the generated
+# 24-hour recording replayed, calibrated and validated over 8 seeds
+# (`fleetsim replay --calibrate` + `fleetsim report`).
 set -eu
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
@@ -22,3 +24,7 @@ fleetsim saturate --out results/render-2x3-saturate
 fleetsim report results/render-2x3-saturate
 fleetsim saturate scenarios/render-2x3-fixed.toml --out results/render-2x3-fixed-saturate
 fleetsim report results/render-2x3-fixed-saturate
+
+fleetsim replay scenarios/recordings/generated-24h.csv --calibrate \
+    --out results/replay-generated-24h
+fleetsim report results/replay-generated-24h

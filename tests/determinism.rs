@@ -1,4 +1,4 @@
-//! Same seed, same bytes (STYLE.md convention 1): the binary's three output
+//! Same seed, same bytes (STYLE.md convention 1): the binary's four output
 //! files are byte-identical across runs with one seed and differ with
 //! another; at library level, runs are equal summaries whether or not the
 //! invariants are checked, and whichever thread runs them.
@@ -11,7 +11,7 @@ use fleetsim::metrics::NullObserver;
 use std::path::Path;
 use std::process::Command;
 
-const FILES: [&str; 3] = ["events.csv", "timeline.csv", "summary.json"];
+const FILES: [&str; 4] = ["events.csv", "timeline.csv", "workers.csv", "summary.json"];
 
 /// A busy six hours of the default fleet: recycles, holds, resets and
 /// retries all produce rows.
@@ -70,6 +70,14 @@ fn the_binary_writes_identical_bytes_for_one_seed() {
         1 + 6 * 60,
         "header + one row a minute"
     );
+    // workers.csv: every live worker of the 2 x 3 fleet at every step.
+    let workers = String::from_utf8(read(a.path(), "workers.csv")).unwrap();
+    let rows = workers.lines().count() - 1;
+    assert!(
+        (6 * 60 * 5..=6 * 60 * 6).contains(&rows),
+        "{rows} workers.csv rows for 360 steps of 6 workers"
+    );
+    assert!(workers.starts_with("t_s,instance,worker,generation,rss_mb,limit_mb\n"));
     // No partial files are left behind.
     let leftovers: Vec<_> = std::fs::read_dir(a.path())
         .unwrap()

@@ -105,11 +105,18 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     let mut file = AtomicFile::create(out.join("analysis.json"))?;
     writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
+    let mut file = AtomicFile::create(out.join("recording.csv"))?;
+    replay::export::write_csv(&rec, &mut file)
+        .map_err(|e| Failure::run(format!("{}: {e}", out.join("recording.csv").display())))?;
+    file.commit()?;
     if args.json {
         println!("{json}");
     } else {
         print!("{}", replay::render::report(&analysis));
-        println!("wrote {}", out.join("analysis.json").display());
+        println!(
+            "wrote {} and recording.csv",
+            out.join("analysis.json").display()
+        );
     }
     if !args.what_if.is_empty() && !args.calibrate {
         return Err(Failure::input(

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// An output directory of `fleetsim run`, `saturate`, `sweep` or `optimise`.
+    /// An output directory of `fleetsim run`, `saturate`, `sweep`, `optimise` or `replay`.
     pub dir: PathBuf,
     /// Open report.html with xdg-open afterwards (a missing opener is not an error).
     #[arg(long)]
@@ -64,9 +64,7 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let dir = &args.dir;
     let present = names(dir)?;
     let Some(kind) = Kind::detect(&present) else {
-        let hint = if present.iter().any(|n| n == "analysis.json") {
-            " (analysis.json: `fleetsim replay` output has no report yet)"
-        } else if present.iter().any(|n| n == "events.csv") {
+        let hint = if present.iter().any(|n| n == "events.csv") {
             " (events.csv without summary.json: the run did not finish)"
         } else if present.iter().any(|n| n == "trials.csv") {
             " (trials.csv without results.csv: resume the sweep with --resume first)"
@@ -75,8 +73,8 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
         };
         return Err(Failure::input(format!(
             "{}: not a fleetsim output directory{hint}: expected summary.json, events.csv and \
-             timeline.csv (run), saturate.json (saturate), results.csv (sweep) or trace.csv \
-             (optimise)",
+             timeline.csv (run), saturate.json (saturate), results.csv (sweep), trace.csv \
+             (optimise) or analysis.json (replay)",
             dir.display()
         )));
     };
@@ -93,12 +91,12 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let html = dir.join("report.html");
     write(html.clone(), &rendered.html)?;
     let files: Vec<&str> = rendered.charts.iter().map(|c| c.file.as_str()).collect();
-    println!(
-        "{}: wrote {} and {}",
-        kind.label(),
-        html.display(),
+    let charts = if files.is_empty() {
+        "no chart (the page says why)".to_string()
+    } else {
         files.join(", ")
-    );
+    };
+    println!("{}: wrote {} and {charts}", kind.label(), html.display());
     if args.open {
         open(&html);
     }

@@ -4,7 +4,7 @@ use super::Failure;
 use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir};
 use clap::Args;
 use fleetsim::Sim;
-use fleetsim::metrics::{CsvObserver, Summary};
+use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv};
 use fleetsim::scenario::Override;
 use std::fs;
 use std::io::Write;
@@ -50,20 +50,28 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     let mut events = AtomicFile::create(out.join("events.csv"))?;
     let mut timeline = AtomicFile::create(out.join("timeline.csv"))?;
-    let obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
+    let mut workers = AtomicFile::create(out.join("workers.csv"))?;
+    let mut obs = (
+        CsvObserver::new(
+            &mut events,
+            &mut timeline,
+            sc.policy.base_limit_mb,
+            sc.policy.hard_limit_mb,
+        ),
+        WorkersCsv::new(&mut workers),
     );
-    let mut obs = obs;
     let output = Sim::new(sc, args.seed, &mut obs)
         .run()
         .map_err(|e| Failure::run(e.to_string()))?;
-    obs.finish()
+    let (csv, per_worker) = obs;
+    csv.finish()
         .map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
+    per_worker
+        .finish()
+        .map_err(|e| Failure::run(format!("{}: {e}", out.join("workers.csv").display())))?;
     events.commit()?;
     timeline.commit()?;
+    workers.commit()?;
     // The resolved scenario (every default, every --set applied), so the
     // directory says which policy produced it (`fleetsim report` reads it).
     let resolved = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
@@ -82,7 +90,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         print_table(&output.summary);
         println!(
-            "wrote {}/{{summary.json,events.csv,timeline.csv,scenario.toml}}",
+            "wrote {}/{{summary.json,events.csv,timeline.csv,workers.csv,scenario.toml}}",
             out.display()
         );
         let mut cmd = String::from("fleetsim run");

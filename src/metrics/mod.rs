@@ -8,6 +8,8 @@ pub mod summary;
 pub mod writers;
 
 pub use histogram::LogHistogram;
-pub use rows::{EventKind, EventRow, LeaseOutcome, NullObserver, Observer, TimelineRow};
+pub use rows::{
+    EventKind, EventRow, LeaseOutcome, NullObserver, Observer, TimelineRow, WorkerSample,
+};
 pub use summary::{Metrics, RecycleRecord, Summary};
-pub use writers::CsvObserver;
+pub use writers::{CsvObserver, WORKERS_CSV_MAX, WorkersCsv};

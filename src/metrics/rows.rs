@@ -154,10 +154,30 @@ pub struct TimelineRow {
     pub max_rss_mb: Vec<f64>,
 }
 
+/// One live worker at a timeline step (`workers.csv`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorkerSample {
+    /// Index in the fleet (instance-major), the same for every generation.
+    pub index: u32,
+    pub instance: u32,
+    /// Index within the instance.
+    pub slot: u32,
+    pub generation: u32,
+    pub rss_mb: f64,
+    pub limit_mb: f64,
+}
+
 /// Receives rows as the simulation produces them.
 pub trait Observer {
     fn event(&mut self, _row: &EventRow) {}
     fn timeline(&mut self, _row: &TimelineRow) {}
+    /// Whether to build `workers` samples at all (most observers do not:
+    /// sweeps and benchmarks pay nothing for them).
+    fn wants_workers(&self) -> bool {
+        false
+    }
+    /// The live workers at the end of a timeline step, at time `t`.
+    fn workers(&mut self, _t: SimTime, _workers: &[WorkerSample]) {}
 }
 
 /// Discards everything (benchmarks, sweeps).
@@ -170,5 +190,31 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     }
     fn timeline(&mut self, row: &TimelineRow) {
         (**self).timeline(row)
+    }
+    fn wants_workers(&self) -> bool {
+        (**self).wants_workers()
+    }
+    fn workers(&mut self, t: SimTime, workers: &[WorkerSample]) {
+        (**self).workers(t, workers)
+    }
+}
+
+/// Two observers fed the same rows (`fleetsim run`: the CSV files and
+/// `workers.csv`).
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    fn event(&mut self, row: &EventRow) {
+        self.0.event(row);
+        self.1.event(row);
+    }
+    fn timeline(&mut self, row: &TimelineRow) {
+        self.0.timeline(row);
+        self.1.timeline(row);
+    }
+    fn wants_workers(&self) -> bool {
+        self.0.wants_workers() || self.1.wants_workers()
+    }
+    fn workers(&mut self, t: SimTime, workers: &[WorkerSample]) {
+        self.0.workers(t, workers);
+        self.1.workers(t, workers);
     }
 }

@@ -11,6 +11,8 @@
 //!   structs, every statistic computed per limit regime (the seeds' first
 //!   rule), bypasses classified from the categorical fields (their second).
 //!
+//! - `export.rs`: the assembled recording back in the `events.csv` schema
+//!   (`recording.csv`, which `fleetsim report` draws).
 //! - `calibrate.rs`: fit a scenario's workload to one regime
 //!   (`calibrated.toml`); `validate.rs`: simulate the fit over several seeds
 //!   and compare it with the recording, figure by figure and by
@@ -21,6 +23,7 @@
 pub mod analyse;
 mod assemble;
 pub mod calibrate;
+pub mod export;
 pub mod import;
 pub mod recording;
 pub mod render;

@@ -73,6 +73,28 @@ pub struct KsRow {
     pub ks_d: Option<f64>,
     pub p_value: Option<f64>,
     pub verdict: Verdict,
+    /// The recorded sample, sorted (thinned as `thin` says), for overlays.
+    pub recorded_sample: Vec<f64>,
+    /// The seeds' pooled sample, sorted and thinned the same way.
+    pub simulated_sample: Vec<f64>,
+}
+
+/// The most values a sample keeps in validation.json: beyond it, evenly
+/// spaced order statistics (the same distribution function to 1/2000).
+pub const SAMPLE_KEPT: usize = 2000;
+
+/// Sorts `xs` and keeps at most `SAMPLE_KEPT` evenly spaced order
+/// statistics, the smallest and the largest among them.
+pub fn thin(xs: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    if v.len() <= SAMPLE_KEPT {
+        return v;
+    }
+    let last = v.len() - 1;
+    (0..SAMPLE_KEPT)
+        .map(|k| v[k * last / (SAMPLE_KEPT - 1)])
+        .collect()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -291,6 +313,8 @@ fn ks_row(name: &str, recorded: &[f64], sims: &[Figures], pick: fn(&Figures) -> 
             None if recorded.is_empty() == pooled.is_empty() => Verdict::Pass,
             _ => Verdict::Warn,
         },
+        recorded_sample: thin(recorded),
+        simulated_sample: thin(&pooled),
     }
 }
 

@@ -126,7 +126,60 @@ impl Table {
 }
 
 pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
-    let t = Table::parse("events.csv", bytes)?;
+    Ok(parse_rows("events.csv", bytes)?
+        .into_iter()
+        .map(|(e, _)| e)
+        .collect())
+}
+
+/// Events with the instance labels as written (`inst-A`, `web-3`...):
+/// `inst-N` labels keep N as their index; any other labels are numbered in
+/// sorted order; events naming no instance get one more lane, `(none)`.
+/// Returns the events and the label of each index.
+pub fn parse_events_labelled(
+    file: &str,
+    bytes: &[u8],
+) -> Result<(Vec<Event>, Vec<String>), ReportError> {
+    let rows = parse_rows(file, bytes)?;
+    let named: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|(_, l)| l.as_str())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let numbered: Option<Vec<u32>> = named
+        .iter()
+        .map(|l| l.strip_prefix("inst-")?.parse::<u32>().ok())
+        .collect();
+    let mut labels: Vec<String> = match &numbered {
+        Some(n) => {
+            let top = n.iter().copied().max().map_or(0, |m| m as usize + 1);
+            (0..top).map(|i| format!("inst-{i}")).collect()
+        }
+        None => named.iter().map(|l| l.to_string()).collect(),
+    };
+    let none = labels.len() as u32;
+    if rows.iter().any(|(_, l)| l.is_empty()) {
+        labels.push("(none)".into());
+    }
+    let events = rows
+        .into_iter()
+        .map(|(mut e, l)| {
+            e.instance = if l.is_empty() {
+                none
+            } else if numbered.is_some() {
+                e.instance
+            } else {
+                labels.iter().position(|x| *x == l).unwrap_or(0) as u32
+            };
+            e
+        })
+        .collect();
+    Ok((events, labels))
+}
+
+/// Events with their instance label as written.
+fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportError> {
+    let t = Table::parse(file, bytes)?;
     let c = |n: &str| t.col(n);
     let (ts, ev, inst, worker) = (c("ts"), c("event"), c("instance"), c("worker"));
     let (rss, limit, hard, req) = (
@@ -137,13 +190,13 @@ pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
     );
     let (lease, branch) = (c("lease"), c("branch"));
     if ts.is_none() || ev.is_none() {
-        return Err(csv_err("events.csv", "no `ts` or `event` column"));
+        return Err(csv_err(file, "no `ts` or `event` column"));
     }
     let mut out = Vec::with_capacity(t.rows.len());
     for row in &t.rows {
         let Some(t_s) = t.num(row, ts) else { continue };
-        let instance = t.get(row, inst);
-        out.push(Event {
+        let instance = t.get(row, inst).trim();
+        let event = Event {
             t_s,
             mark: Mark::of(t.get(row, ev), t.get(row, lease), t.get(row, branch)),
             instance: instance
@@ -156,7 +209,8 @@ pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
             hard_limit_mb: t.num(row, hard),
             requests: t.num(row, req),
             branch: t.get(row, branch).to_string(),
-        });
+        };
+        out.push((event, instance.to_string()));
     }
     Ok(out)
 }
@@ -177,6 +231,56 @@ pub struct Timeline {
     pub booting: Vec<f64>,
     pub draining: Vec<f64>,
     pub instances: Vec<InstanceSeries>,
+    /// workers.csv, one series per worker slot (empty without the file).
+    pub workers: Vec<WorkerSeries>,
+}
+
+/// One worker slot's rows of workers.csv, across its generations.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkerSeries {
+    pub instance: u32,
+    pub worker: String,
+    pub t_s: Vec<f64>,
+    pub rss_mb: Vec<f64>,
+    pub limit_mb: Vec<f64>,
+    pub generation: Vec<f64>,
+}
+
+/// workers.csv grouped by slot, in (instance, worker) order.
+pub fn parse_workers(bytes: &[u8]) -> Result<Vec<WorkerSeries>, ReportError> {
+    let t = Table::parse("workers.csv", bytes)?;
+    let c = |n: &str| t.col(n);
+    let (ts, inst, worker) = (c("t_s"), c("instance"), c("worker"));
+    let (rss, limit, generation) = (c("rss_mb"), c("limit_mb"), c("generation"));
+    if ts.is_none() || inst.is_none() || rss.is_none() {
+        return Err(csv_err(
+            "workers.csv",
+            "no `t_s`, `instance` or `rss_mb` column",
+        ));
+    }
+    let mut by: std::collections::BTreeMap<(u32, String), WorkerSeries> = Default::default();
+    for row in &t.rows {
+        let (Some(t_s), Some(r)) = (t.num(row, ts), t.num(row, rss)) else {
+            continue;
+        };
+        let label = t.get(row, inst).trim();
+        let i: u32 = label
+            .trim_start_matches("inst-")
+            .parse()
+            .unwrap_or_default();
+        let w = t.get(row, worker).to_string();
+        let s = by.entry((i, w.clone())).or_insert_with(|| WorkerSeries {
+            instance: i,
+            worker: w,
+            ..Default::default()
+        });
+        s.t_s.push(t_s);
+        s.rss_mb.push(r);
+        s.limit_mb.push(t.num(row, limit).unwrap_or(f64::NAN));
+        s.generation
+            .push(t.num(row, generation).unwrap_or(f64::NAN));
+    }
+    Ok(by.into_values().collect())
 }
 
 pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
@@ -206,6 +310,7 @@ pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
         booting: column("booting"),
         draining: column("draining"),
         instances,
+        workers: Vec::new(),
     })
 }
 
@@ -392,6 +497,20 @@ retry_ok,13.0,inst-0,none,,\n";
         assert_eq!(ev[0].rss_mb, Some(530.1));
         assert_eq!(ev[1].mark, Mark::RetryOk);
         assert_eq!(ev[1].rss_mb, None);
+    }
+
+    #[test]
+    fn instance_labels_become_lanes() {
+        let csv =
+            b"ts,event,instance\n1,worker_recycled,inst-B\n2,retry_ok,\n3,worker_recycled,inst-A\n";
+        let (ev, labels) = parse_events_labelled("recording.csv", csv).unwrap();
+        assert_eq!(labels, ["inst-A", "inst-B", "(none)"]);
+        let lanes: Vec<u32> = ev.iter().map(|e| e.instance).collect();
+        assert_eq!(lanes, [1, 2, 0]);
+        let csv = b"ts,event,instance\n1,worker_recycled,inst-2\n";
+        let (ev, labels) = parse_events_labelled("recording.csv", csv).unwrap();
+        assert_eq!(labels, ["inst-0", "inst-1", "inst-2"]);
+        assert_eq!(ev[0].instance, 2);
     }
 
     #[test]

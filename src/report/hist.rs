@@ -316,6 +316,16 @@ fn min_label(v: &[f64]) -> String {
 /// over-ceiling dwell) marked.
 pub fn gap_histograms(events: &[Event], policy: &Policy) -> Result<String, ReportError> {
     let (same, cross) = gaps(events);
+    gap_histograms_of(&same, &cross, policy)
+}
+
+/// The same chart over gaps computed elsewhere (a replay uses analysis.json's
+/// definition of a cross-instance gap).
+pub fn gap_histograms_of(
+    same: &[f64],
+    cross: &[f64],
+    policy: &Policy,
+) -> Result<String, ReportError> {
     let mut markers = Vec::new();
     let mut bands = Vec::new();
     if let Some(c) = policy.cooldown_s {
@@ -349,8 +359,8 @@ pub fn gap_histograms(events: &[Event], policy: &Policy) -> Result<String, Repor
         let (plot, side) = area.split_horizontally(W - LEGEND_W);
         let (left, right) = plot.split_horizontally((W - LEGEND_W) / 2);
         let descs = [
-            (&left, &same, "same-instance gap (s, log scale)"),
-            (&right, &cross, "cross-instance gap (s, log scale)"),
+            (&left, same, "same-instance gap (s, log scale)"),
+            (&right, cross, "cross-instance gap (s, log scale)"),
         ];
         for (a, v, d) in descs {
             let h = Hist {
@@ -366,11 +376,11 @@ pub fn gap_histograms(events: &[Event], policy: &Policy) -> Result<String, Repor
         }
         let mut entries = vec![
             (
-                format!("same instance: {} (min {})", same.len(), min_label(&same)),
+                format!("same instance: {} (min {})", same.len(), min_label(same)),
                 Swatch::Fill(pal::BAR),
             ),
             (
-                format!("across: {} (min {})", cross.len(), min_label(&cross)),
+                format!("across: {} (min {})", cross.len(), min_label(cross)),
                 Swatch::Fill(pal::BAR),
             ),
         ];

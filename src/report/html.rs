@@ -2,7 +2,7 @@
 //! with scripts off and nothing fetched. Every text that comes from data is
 //! escaped here.
 
-use super::{Grid, Report, palette as pal};
+use super::{Grid, KeyedTable, Report, palette as pal};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -125,7 +125,7 @@ pub fn page(r: &Report) -> String {
         kind = escape(kind),
     );
     h.push_str("<nav>");
-    if r.summary.is_some() {
+    if r.summary.is_some() || !r.tables.is_empty() {
         h.push_str("<a href=\"#summary\">summary</a>");
     }
     for c in &r.charts {
@@ -139,6 +139,13 @@ pub fn page(r: &Report) -> String {
     h.push_str("</nav>\n");
     if let Some(s) = &r.summary {
         summary_table(&mut h, &s.0);
+    }
+    if !r.tables.is_empty() {
+        h.push_str("<h2 id=\"summary\">Summary</h2>\n<div class=\"cols\">\n");
+        for t in &r.tables {
+            keyed_table(&mut h, t);
+        }
+        h.push_str("</div>\n");
     }
     for g in &r.grids {
         grid(&mut h, g);
@@ -222,6 +229,40 @@ fn summary_table(h: &mut String, entries: &[(String, Value)]) {
         h.push_str("</table>\n");
     }
     h.push_str("</div>\n");
+}
+
+/// A keyed table: each value cell carries its JSON pointer and raw value.
+fn keyed_table(h: &mut String, t: &KeyedTable) {
+    let _ = writeln!(
+        h,
+        "<table class=\"summary\">\n<caption>{}</caption>\n\
+         <tr><th>figure</th><th>value</th><th>unit</th></tr>",
+        escape(&t.title)
+    );
+    for r in &t.rows {
+        let scale = if r.unit == "%" { 100.0 } else { 1.0 };
+        let (text, class) = match &r.value {
+            Value::Number(n) if n.is_f64() || scale != 1.0 => (
+                number(n.as_f64().unwrap_or(f64::NAN) * scale),
+                " class=\"num\"",
+            ),
+            Value::Number(n) => (n.to_string(), " class=\"num\""),
+            Value::Null => ("n/a".into(), ""),
+            Value::String(s) => (s.clone(), ""),
+            other => (other.to_string(), ""),
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td>{label}</td><td{class} data-key=\"{key}\" data-value=\"{raw}\">{text}</td>\
+             <td>{unit}</td></tr>",
+            label = escape(&r.label),
+            key = escape(&r.key),
+            raw = escape(&raw(&r.value)),
+            text = escape(&text),
+            unit = escape(r.unit),
+        );
+    }
+    h.push_str("</table>\n");
 }
 
 /// A value as it is in the JSON file (strings without their quotes).

@@ -6,15 +6,19 @@
 //! strings out; the CLI reads and writes the files.
 //!
 //! A new kind of output is one `Kind` variant, its files in `Kind::detect`
-//! and `Kind::files`, and one `build_*` function here. `fleetsim replay`'s
-//! analysis.json is the next one: its per-regime gap buckets and canary
-//! join map onto `hist::gap_histograms` and the timeline's canary panel.
+//! and `Kind::files`, and one `build_*` function. `fleetsim replay`'s is in
+//! `replay.rs`: analysis.json's per-regime figures as tables, the assembled
+//! recording (recording.csv) through the run's timeline and histograms
+//! (`timeline::Frame` carries its regimes' limits and instance labels), and
+//! validation.json's samples as recorded-vs-simulated overlays (`overlay.rs`).
 
 pub mod chart;
 pub mod data;
 pub mod hist;
 pub mod html;
+pub mod overlay;
 pub mod palette;
+pub mod replay;
 pub mod saturate;
 pub mod sweep;
 pub mod timeline;
@@ -34,7 +38,7 @@ pub enum ReportError {
 /// Which command wrote a directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// `fleetsim run`: summary.json, events.csv, timeline.csv (+ scenario.toml).
+    /// `fleetsim run`: summary.json, events.csv, timeline.csv (+ scenario.toml, workers.csv).
     Run,
     /// `fleetsim saturate`: saturate.json.
     Saturate,
@@ -42,6 +46,8 @@ pub enum Kind {
     Sweep,
     /// `fleetsim optimise`: trace.csv, best.toml.
     Optimise,
+    /// `fleetsim replay`: analysis.json (+ recording.csv, validation.json).
+    Replay,
 }
 
 impl Kind {
@@ -57,6 +63,8 @@ impl Kind {
             Some(Kind::Sweep)
         } else if has("trace.csv") {
             Some(Kind::Optimise)
+        } else if has("analysis.json") {
+            Some(Kind::Replay)
         } else {
             None
         }
@@ -67,11 +75,15 @@ impl Kind {
         match self {
             Kind::Run => (
                 &["summary.json", "events.csv", "timeline.csv"],
-                &["scenario.toml"],
+                &["scenario.toml", "workers.csv"],
             ),
             Kind::Saturate => (&["saturate.json"], &[]),
             Kind::Sweep => (&["results.csv"], &["pareto.csv", "sweep.toml"]),
             Kind::Optimise => (&["trace.csv"], &["best.toml"]),
+            Kind::Replay => (
+                &["analysis.json"],
+                &["recording.csv", "validation.json", "calibrated.toml"],
+            ),
         }
     }
 
@@ -81,6 +93,7 @@ impl Kind {
             Kind::Saturate => "fleetsim saturate",
             Kind::Sweep => "fleetsim sweep",
             Kind::Optimise => "fleetsim optimise",
+            Kind::Replay => "fleetsim replay",
         }
     }
 }
@@ -102,6 +115,24 @@ pub struct Grid {
     pub rows: Vec<Vec<String>>,
 }
 
+/// One row of a keyed table: the JSON pointer of its value in the file
+/// (the page carries it, so the table can be checked against the file),
+/// a label, the value as in the file, and its unit (`%`: shown x 100).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedRow {
+    pub key: String,
+    pub label: String,
+    pub value: serde_json::Value,
+    pub unit: &'static str,
+}
+
+/// A table of values read from a JSON file, each with its unit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyedTable {
+    pub title: String,
+    pub rows: Vec<KeyedRow>,
+}
+
 /// What a report shows, before it becomes HTML.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Report {
@@ -109,6 +140,8 @@ pub struct Report {
     pub kind: Option<Kind>,
     /// summary.json, in file order (runs only).
     pub summary: Option<data::Ordered>,
+    /// Keyed tables side by side (replay: analysis.json per regime).
+    pub tables: Vec<KeyedTable>,
     pub grids: Vec<Grid>,
     pub notes: Vec<String>,
     pub charts: Vec<Chart>,
@@ -123,7 +156,7 @@ pub struct Rendered {
 /// The input files by name.
 pub type Files = BTreeMap<String, Vec<u8>>;
 
-fn need<'a>(files: &'a Files, name: &str) -> Result<&'a [u8], ReportError> {
+pub(crate) fn need<'a>(files: &'a Files, name: &str) -> Result<&'a [u8], ReportError> {
     files
         .get(name)
         .map(Vec::as_slice)
@@ -137,6 +170,7 @@ pub fn build(kind: Kind, name: &str, files: &Files) -> Result<Rendered, ReportEr
         Kind::Saturate => build_saturate(name, files)?,
         Kind::Sweep => build_sweep(name, files)?,
         Kind::Optimise => build_optimise(name, files)?,
+        Kind::Replay => replay::build_replay(name, files)?,
     };
     Ok(Rendered {
         html: html::page(&report),
@@ -156,7 +190,10 @@ fn chart(file: &str, title: &str, caption: &str, svg: String) -> Chart {
 pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
     let summary = data::parse_summary(need(files, "summary.json")?)?;
     let events = data::parse_events(need(files, "events.csv")?)?;
-    let tl = data::parse_timeline(need(files, "timeline.csv")?)?;
+    let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
+    if let Some(b) = files.get("workers.csv") {
+        tl.workers = data::parse_workers(b)?;
+    }
     let mut notes = Vec::new();
     let policy = match files.get("scenario.toml") {
         Some(b) => data::parse_policy(b)?,
@@ -169,16 +206,25 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
             data::Policy::default()
         }
     };
-    notes.push(
-        "Worker RSS is recorded only at recycles and holds (events.csv rss_mb): those are the \
-         points per worker; the lines are each instance's largest worker RSS per timeline step."
-            .to_string(),
-    );
+    notes.push(if tl.workers.is_empty() {
+        "No workers.csv (written by fleetsim run since per-worker lines): worker RSS is \
+         recorded only at recycles and holds (events.csv rss_mb), the points per worker; the \
+         lines are each instance's largest worker RSS per timeline step."
+            .to_string()
+    } else {
+        format!(
+            "The timeline draws {} worker slots from workers.csv: each slot's RSS at every \
+             timeline step (a saw tooth: it drops at each recycle), its own jittered limit \
+             dashed; recycles and holds are at the RSS events.csv recorded.",
+            tl.workers.len()
+        )
+    });
     let charts = vec![
         chart(
             "timeline.svg",
             "Fleet timeline",
-            "Top: each instance's largest worker RSS, every recycle at the recycled worker's \
+            "Top: each worker slot's RSS and its own jittered limit (dashed; without \
+             workers.csv, each instance's largest worker RSS), every recycle at the recycled worker's \
              RSS coloured by how it passed the fleet lease (acquired, bypass on pressure, \
              bypass on the hard ceiling), holds as rings, kills as crosses, the hard ceiling \
              in red and the jittered limit band in grey. Bottom, on the same time axis: the \
@@ -219,6 +265,7 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
         name: name.into(),
         kind: Some(Kind::Run),
         summary: Some(summary),
+        tables: Vec::new(),
         grids: Vec::new(),
         notes,
         charts,
@@ -300,6 +347,7 @@ pub fn build_saturate(name: &str, files: &Files) -> Result<Report, ReportError> 
         name: name.into(),
         kind: Some(Kind::Saturate),
         summary: None,
+        tables: Vec::new(),
         grids: vec![grid],
         notes: s.verdicts.clone(),
         charts,
@@ -367,6 +415,7 @@ pub fn build_sweep(name: &str, files: &Files) -> Result<Report, ReportError> {
         name: name.into(),
         kind: Some(Kind::Sweep),
         summary: None,
+        tables: Vec::new(),
         grids: vec![grid],
         notes: Vec::new(),
         charts,
@@ -430,6 +479,7 @@ pub fn build_optimise(name: &str, files: &Files) -> Result<Report, ReportError> 
         name: name.into(),
         kind: Some(Kind::Optimise),
         summary: None,
+        tables: Vec::new(),
         grids: vec![grid],
         notes,
         charts,
@@ -455,6 +505,10 @@ mod tests {
         assert_eq!(
             Kind::detect(&["trace.csv", "best.toml"]),
             Some(Kind::Optimise)
+        );
+        assert_eq!(
+            Kind::detect(&["analysis.json", "recording.csv"]),
+            Some(Kind::Replay)
         );
         assert_eq!(Kind::detect::<&str>(&[]), None);
     }

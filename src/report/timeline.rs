@@ -6,7 +6,7 @@ use super::chart::{
     self, Area, DrawResult, LEGEND_W, Swatch, axis_style, decimate, label_style, legend,
     one_per_pixel, render, span, span_from_zero, titled,
 };
-use super::data::{Event, LeaseClass, Mark, Policy, Timeline};
+use super::data::{Event, LeaseClass, Mark, Policy, Timeline, WorkerSeries};
 use super::palette as pal;
 use plotters::prelude::*;
 
@@ -21,6 +21,66 @@ fn time_range(tl: &Timeline, events: &[Event]) -> (f64, f64) {
     let ts = tl.t_s.iter().copied().chain(events.iter().map(|e| e.t_s));
     let (lo, hi) = span(ts.map(hours), 0.0);
     (lo.min(0.0), hi)
+}
+
+/// The limits drawn behind the RSS over one stretch of time: the jittered
+/// band (base +- jitter), the base limit and the hard ceiling. A run has
+/// one stretch; a recording one per limit regime.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub t0_s: f64,
+    pub t1_s: f64,
+    pub base_mb: Option<f64>,
+    pub jitter_mb: Option<f64>,
+    pub hard_mb: Option<f64>,
+}
+
+/// What frames a fleet timeline: the time axis's description, the canary
+/// lanes' labels (lane i holds instance i) and the limits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Frame {
+    pub x_desc: String,
+    pub lanes: Vec<String>,
+    pub limits: Vec<Limits>,
+}
+
+impl Frame {
+    /// A run's frame: `inst-i` lanes, the scenario's limits over the whole run.
+    pub fn run(tl: &Timeline, events: &[Event], policy: &Policy) -> Frame {
+        let n = tl.instances.len().max(
+            events
+                .iter()
+                .map(|e| e.instance as usize + 1)
+                .max()
+                .unwrap_or(1),
+        );
+        let (t0, t1) = time_range(tl, events);
+        Frame {
+            x_desc: "simulated time (h)".into(),
+            lanes: (0..n).map(|i| format!("inst-{i}")).collect(),
+            limits: vec![Limits {
+                t0_s: t0 * 3600.0,
+                t1_s: t1 * 3600.0,
+                base_mb: policy.base_limit_mb,
+                jitter_mb: policy.jitter_mb,
+                hard_mb: ceiling(events, policy),
+            }],
+        }
+    }
+
+    fn distinct(&self, f: impl Fn(&Limits) -> Option<f64>) -> Vec<f64> {
+        let mut v: Vec<f64> = self.limits.iter().filter_map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    }
+}
+
+fn mb_list(v: &[f64]) -> String {
+    v.iter()
+        .map(|x| format!("{x:.0}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Which marks the memory panel draws, in legend order, with their style.
@@ -93,6 +153,15 @@ pub fn fleet_timeline(
     events: &[Event],
     policy: &Policy,
 ) -> Result<String, ReportError> {
+    fleet_timeline_in(tl, events, &Frame::run(tl, events, policy))
+}
+
+/// The fleet timeline in a given frame (a recording's regimes and lanes).
+pub fn fleet_timeline_in(
+    tl: &Timeline,
+    events: &[Event],
+    frame: &Frame,
+) -> Result<String, ReportError> {
     render((W, 760), |root| {
         let area = titled(
             root,
@@ -100,34 +169,66 @@ pub fn fleet_timeline(
         )?;
         let (plot, side) = area.split_horizontally(W - LEGEND_W);
         let (top, bottom) = plot.split_vertically(480);
-        let x = time_range(tl, events);
-        memory_panel(&top, tl, events, policy, x)?;
-        canary_panel(&bottom, tl, events, x)?;
-        let mut entries: Vec<(String, Swatch)> = (0..tl.instances.len())
-            .map(|i| {
-                (
-                    format!("inst-{i} largest RSS"),
-                    Swatch::Line(pal::instance(i)),
-                )
-            })
-            .collect();
-        if let Some(c) = ceiling(events, policy) {
+        let ends = frame.limits.iter().flat_map(|l| [l.t0_s, l.t1_s]);
+        let (lo, hi) = span(
+            tl.t_s
+                .iter()
+                .copied()
+                .chain(events.iter().map(|e| e.t_s))
+                .chain(ends)
+                .map(hours),
+            0.0,
+        );
+        let x = (lo.min(0.0), hi);
+        memory_panel(&top, tl, events, frame, x)?;
+        canary_panel(&bottom, events, frame, x)?;
+        let mut entries: Vec<(String, Swatch)> = if tl.workers.is_empty() {
+            (0..tl.instances.len())
+                .map(|i| {
+                    (
+                        format!("inst-{i} largest RSS"),
+                        Swatch::Line(pal::instance(i)),
+                    )
+                })
+                .collect()
+        } else {
+            let mut inst: Vec<u32> = tl.workers.iter().map(|w| w.instance).collect();
+            inst.dedup();
+            let mut e: Vec<(String, Swatch)> = inst
+                .iter()
+                .map(|i| {
+                    (
+                        format!("inst-{i} workers' RSS"),
+                        Swatch::Line(pal::instance(*i as usize)),
+                    )
+                })
+                .collect();
+            e.push((
+                "each worker's own limit".into(),
+                Swatch::Dashed(pal::REFERENCE),
+            ));
+            e
+        };
+        let hard = frame.distinct(|l| l.hard_mb);
+        if !hard.is_empty() {
             entries.push((
-                format!("hard ceiling {c:.0} MB"),
+                format!("hard ceiling {} MB", mb_list(&hard)),
                 Swatch::Line(pal::BYPASS_CEILING),
             ));
         }
-        if let Some(b) = policy.base_limit_mb {
+        let base = frame.distinct(|l| l.base_mb);
+        if !base.is_empty() {
             entries.push((
-                format!("base limit {b:.0} MB"),
+                format!("base limit {} MB", mb_list(&base)),
                 Swatch::Dashed(pal::REFERENCE),
             ));
-            if let Some(j) = policy.jitter_mb {
-                entries.push((
-                    format!("jittered limits {:.0}-{:.0} MB", b - j, b + j),
-                    Swatch::Fill(RGBColor(0xe4, 0xe4, 0xe4)),
-                ));
-            }
+        }
+        let jitter = frame.distinct(|l| l.jitter_mb);
+        if !base.is_empty() && !jitter.is_empty() {
+            entries.push((
+                format!("jittered limits +-{} MB", mb_list(&jitter)),
+                Swatch::Fill(RGBColor(0xe4, 0xe4, 0xe4)),
+            ));
         }
         for (m, label) in MEMORY_MARKS {
             entries.push((format!("{label} ({})", count(events, m)), swatch(m)));
@@ -140,6 +241,16 @@ pub fn fleet_timeline(
             };
             entries.push((format!("{label} ({})", count(events, m)), swatch(m)));
         }
+        let no_rss = events
+            .iter()
+            .filter(|e| e.rss_mb.is_none() && MEMORY_MARKS.iter().any(|(m, _)| *m == e.mark))
+            .count();
+        if no_rss > 0 {
+            entries.push((
+                format!("{no_rss} without rss_mb: top edge"),
+                Swatch::Line(pal::REFERENCE),
+            ));
+        }
         legend(&side.margin(40, 0, 0, 0), &entries)
     })
 }
@@ -148,17 +259,22 @@ fn memory_panel(
     area: &Area<'_>,
     tl: &Timeline,
     events: &[Event],
-    policy: &Policy,
+    frame: &Frame,
     x: (f64, f64),
 ) -> DrawResult {
-    let ceil = ceiling(events, policy);
     let rss = tl
         .instances
         .iter()
         .flat_map(|i| i.max_rss_mb.iter().copied())
+        .chain(tl.workers.iter().flat_map(|w| w.rss_mb.iter().copied()))
         .chain(events.iter().filter_map(|e| e.rss_mb))
-        .chain(ceil)
-        .chain(policy.base_limit_mb);
+        .chain(
+            frame
+                .limits
+                .iter()
+                .flat_map(|l| [l.hard_mb, l.base_mb])
+                .flatten(),
+        );
     let y = span(rss, 0.06);
     let mut ch = ChartBuilder::on(area)
         .margin_left(10)
@@ -175,37 +291,67 @@ fn memory_panel(
         .light_line_style(RGBColor(0xee, 0xee, 0xee))
         .draw()?;
     let px = ch.plotting_area().dim_in_pixel().0 as usize;
-    if let (Some(b), Some(j)) = (policy.base_limit_mb, policy.jitter_mb) {
-        ch.draw_series(std::iter::once(Rectangle::new(
-            [(x.0, b - j), (x.1, b + j)],
-            pal::REFERENCE.mix(0.08).filled(),
-        )))?;
+    let clip = |t_s: f64| hours(t_s).clamp(x.0, x.1);
+    for l in &frame.limits {
+        let (t0, t1) = (clip(l.t0_s), clip(l.t1_s));
+        if let (Some(b), Some(j)) = (l.base_mb, l.jitter_mb) {
+            ch.draw_series(std::iter::once(Rectangle::new(
+                [(t0, b - j), (t1, b + j)],
+                pal::REFERENCE.mix(0.08).filled(),
+            )))?;
+        }
+        if let Some(b) = l.base_mb {
+            ch.draw_series(DashedLineSeries::new(
+                vec![(t0, b), (t1, b)],
+                8,
+                6,
+                pal::REFERENCE.stroke_width(1),
+            ))?;
+        }
     }
-    if let Some(b) = policy.base_limit_mb {
-        ch.draw_series(DashedLineSeries::new(
-            vec![(x.0, b), (x.1, b)],
-            8,
-            6,
-            pal::REFERENCE.stroke_width(1),
-        ))?;
+    if tl.workers.is_empty() {
+        for (i, inst) in tl.instances.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = tl
+                .t_s
+                .iter()
+                .zip(&inst.max_rss_mb)
+                .map(|(t, r)| (hours(*t), *r))
+                .collect();
+            ch.draw_series(LineSeries::new(
+                decimate(&pts, px),
+                pal::instance(i).mix(0.75).stroke_width(1),
+            ))?;
+        }
     }
-    for (i, inst) in tl.instances.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = tl
+    for w in &tl.workers {
+        let c = pal::instance(w.instance as usize);
+        let pixel_s = (x.1 - x.0) * 3600.0 / px.max(1) as f64;
+        for (t0, t1, limit) in limit_steps(w, pixel_s) {
+            ch.draw_series(DashedLineSeries::new(
+                vec![(hours(t0), limit), (hours(t1), limit)],
+                5,
+                4,
+                c.mix(0.55).stroke_width(1),
+            ))?;
+        }
+        let pts: Vec<(f64, f64)> = w
             .t_s
             .iter()
-            .zip(&inst.max_rss_mb)
+            .zip(&w.rss_mb)
             .map(|(t, r)| (hours(*t), *r))
             .collect();
         ch.draw_series(LineSeries::new(
             decimate(&pts, px),
-            pal::instance(i).mix(0.75).stroke_width(1),
+            c.mix(0.6).stroke_width(1),
         ))?;
     }
-    if let Some(c) = ceil {
-        ch.draw_series(LineSeries::new(
-            vec![(x.0, c), (x.1, c)],
-            pal::BYPASS_CEILING.stroke_width(2),
-        ))?;
+    for l in &frame.limits {
+        if let Some(c) = l.hard_mb {
+            ch.draw_series(LineSeries::new(
+                vec![(clip(l.t0_s), c), (clip(l.t1_s), c)],
+                pal::BYPASS_CEILING.stroke_width(2),
+            ))?;
+        }
     }
     // Holds (a held worker's climb) first, thin; recycles and kills on top.
     let order = [4usize, 0, 3, 1, 2, 7, 6, 5].map(|k| MEMORY_MARKS[k].0);
@@ -236,8 +382,27 @@ fn memory_panel(
     Ok(())
 }
 
-fn canary_panel(area: &Area<'_>, tl: &Timeline, events: &[Event], x: (f64, f64)) -> DrawResult {
-    let n = tl.instances.len().max(
+/// A worker slot's limit as steps: (from, to, limit_mb), one per run of
+/// equal limits (a generation's own jittered limit). Steps shorter than
+/// `min_s` (under a pixel) are left out, so the count is bounded by the
+/// chart's width whatever the run length.
+fn limit_steps(w: &WorkerSeries, min_s: f64) -> Vec<(f64, f64, f64)> {
+    let mut out: Vec<(f64, f64, f64)> = Vec::new();
+    for (t, l) in w.t_s.iter().zip(&w.limit_mb) {
+        if !(t.is_finite() && l.is_finite()) {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if last.2 == *l => last.1 = *t,
+            _ => out.push((*t, *t, *l)),
+        }
+    }
+    out.retain(|s| s.1 - s.0 >= min_s);
+    out
+}
+
+fn canary_panel(area: &Area<'_>, events: &[Event], frame: &Frame, x: (f64, f64)) -> DrawResult {
+    let n = frame.lanes.len().max(
         events
             .iter()
             .map(|e| e.instance as usize + 1)
@@ -252,9 +417,16 @@ fn canary_panel(area: &Area<'_>, tl: &Timeline, events: &[Event], x: (f64, f64))
         .x_label_area_size(50)
         .y_label_area_size(80)
         .build_cartesian_2d(x.0..x.1, chart::Keyed::new(-0.5, n as f64 - 0.5, keys))?;
-    let fmt = |v: &f64| format!("inst-{}", v.round() as i64);
+    let fmt = |v: &f64| {
+        let i = v.round().max(0.0) as usize;
+        frame
+            .lanes
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("inst-{i}"))
+    };
     ch.configure_mesh()
-        .x_desc("simulated time (h)")
+        .x_desc(frame.x_desc.as_str())
         .x_label_formatter(&chart::num_label)
         .y_desc("client canary")
         .y_label_formatter(&fmt)

@@ -16,7 +16,7 @@ use crate::engine::queue::Lane;
 use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
 use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
-use crate::metrics::{Metrics, Observer, Summary, TimelineRow};
+use crate::metrics::{Metrics, Observer, Summary, TimelineRow, WorkerSample};
 use crate::scenario::{Replacement, Scenario};
 use crate::traffic::profile::ArrivalProcess;
 use std::collections::VecDeque;
@@ -355,6 +355,23 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .collect(),
         };
         self.obs.timeline(&row);
+        if self.obs.wants_workers() {
+            let live: Vec<WorkerSample> = self
+                .workers
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.state != WorkerState::Dead)
+                .map(|(i, w)| WorkerSample {
+                    index: i as u32,
+                    instance: w.instance,
+                    slot: w.slot,
+                    generation: w.generation,
+                    rss_mb: w.rss_mb,
+                    limit_mb: w.limit_mb,
+                })
+                .collect();
+            self.obs.workers(t, &live);
+        }
         self.step = StepCounts::default();
         self.step_start = t;
     }

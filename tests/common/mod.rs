@@ -7,6 +7,7 @@
 //! part of it, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod page;
 pub mod replay;
 
 use fleetsim::metrics::{EventKind, EventRow, LeaseOutcome, Observer, Summary, TimelineRow};

@@ -3,7 +3,7 @@
 //! `ts` and `event`, a JSON object, or known platform log lines.
 
 pub mod csv;
-mod fields;
+pub(crate) mod fields;
 pub mod jsonl;
 pub mod logs;
 
