@@ -45,6 +45,9 @@ pub struct Worker {
     pub generation: u32,
     pub state: WorkerState,
     pub spawned_at: SimTime,
+    /// When this generation started serving (the aggregate mode credits a
+    /// worker only for the part of a step it served).
+    pub serving_since: SimTime,
     pub rss_mb: f64,
     pub limit_mb: f64,
     /// Leak velocity drawn at spawn.
@@ -103,6 +106,12 @@ impl RateWindow {
 
     #[inline]
     pub fn record(&mut self, t: SimTime) {
+        self.record_n(t, 1);
+    }
+
+    /// Records `n` arrivals at `t` (the aggregate mode's per-step counts).
+    #[inline]
+    pub fn record_n(&mut self, t: SimTime, n: u32) {
         let sec = t.0 / 1_000_000;
         if sec != self.last.0 {
             let i = (sec % self.counts.len() as u64) as usize;
@@ -112,7 +121,7 @@ impl RateWindow {
             }
             self.last = (sec, i);
         }
-        self.counts[self.last.1] += 1;
+        self.counts[self.last.1] += n;
     }
 
     /// Arrivals per second over the trailing window ending at `t`.

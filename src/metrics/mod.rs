@@ -9,5 +9,5 @@ pub mod writers;
 
 pub use histogram::LogHistogram;
 pub use rows::{EventKind, EventRow, LeaseOutcome, NullObserver, Observer, TimelineRow};
-pub use summary::{Metrics, RecycleRecord, Summary};
+pub use summary::{Metrics, RecycleRecord, Summary, quantile_sorted};
 pub use writers::CsvObserver;

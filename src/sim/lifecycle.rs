@@ -80,6 +80,7 @@ impl<O: Observer> Sim<'_, O> {
                 WorkerState::Serving
             },
             spawned_at: SimTime::ZERO,
+            serving_since: SimTime::ZERO,
             rss_mb: f.boot_rss_mb,
             limit_mb: d.limit_mb,
             velocity_mb_per_request: d.velocity,
@@ -190,6 +191,10 @@ impl<O: Observer> Sim<'_, O> {
                 },
             );
         }
+        self.workers[w as usize].serving_since = t;
+        if self.agg.is_some() {
+            return; // no slots: the step credits it from now on
+        }
         let i = self.workers[w as usize].instance;
         for slot in 0..self.sc.fleet.concurrency as u32 {
             match self.next_from_backlog(t, i) {
@@ -253,6 +258,10 @@ impl<O: Observer> Sim<'_, O> {
         // > 1) leave the idle queue now, not lazily at its exit.
         let i = self.workers[w as usize].instance;
         self.instances[i as usize].idle.retain(|&(e, _)| e != w);
+        if self.agg.is_some() {
+            self.leap_drain(t, w);
+            return;
+        }
         let worker = &self.workers[w as usize];
         if worker.in_flight == 0 {
             self.exit(t, w);
@@ -281,6 +290,10 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Fails every request in flight on `w` with a connection reset.
     pub(super) fn kill_in_flight(&mut self, t: SimTime, w: u32) {
+        if self.agg.is_some() {
+            self.leap_kill_in_flight(t, w);
+            return;
+        }
         let i = self.workers[w as usize].instance;
         for slot in 0..self.sc.fleet.concurrency {
             if let Some(req) = self.workers[w as usize].slots[slot].take() {
