@@ -83,6 +83,9 @@ pub struct Worker {
     pub rss_changed_at: SimTime,
     /// Per-generation stream for per-request memory noise.
     pub noise: StreamRng,
+    /// Aggregate mode: the served count at which the next rare leak step
+    /// lands (`sim::aggregate::leap::Leak`); unused in exact mode.
+    pub next_step_at: u64,
 }
 
 /// A trailing-window arrival counter with one-second buckets.

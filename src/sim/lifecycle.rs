@@ -22,7 +22,7 @@ struct Draws {
 }
 
 /// Caps the warm-start ageing loop (a worker that never reaches its limit).
-const WARM_START_MAX_REQUESTS: u64 = 1_000_000;
+pub(super) const WARM_START_MAX_REQUESTS: u64 = 1_000_000;
 
 impl<O: Observer> Sim<'_, O> {
     fn draws(&self, w: u32, generation: u32) -> Draws {
@@ -100,11 +100,14 @@ impl<O: Observer> Sim<'_, O> {
             over_ceiling_since: None,
             rss_changed_at: SimTime::ZERO,
             noise: d.noise,
+            next_step_at: u64::MAX,
         };
         if spare {
             return worker;
         }
-        if f.warm_start {
+        if self.agg.is_some() {
+            self.age_leaping(&mut worker, w);
+        } else if f.warm_start {
             self.age(&mut worker, w);
         }
         if let Some(life) = d.lifetime {
@@ -130,6 +133,12 @@ impl<O: Observer> Sim<'_, O> {
         worker
     }
 
+    /// The uniform draw that sets how far through its life a warm-started
+    /// worker is.
+    pub(super) fn warm_fraction(&self, w: u32) -> f64 {
+        open01(&mut rng::keyed(self.seed, Stream::WarmStart, &[w as u64]))
+    }
+
     fn age(&self, worker: &mut Worker, w: u32) {
         let leak = &self.sc.fleet.leak;
         let (mut rss, mut warm, mut noise) =
@@ -142,8 +151,7 @@ impl<O: Observer> Sim<'_, O> {
             rss += leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise);
             to_limit += 1;
         }
-        let u = open01(&mut rng::keyed(self.seed, Stream::WarmStart, &[w as u64]));
-        let served = (u * to_limit as f64) as u64;
+        let served = (self.warm_fraction(w) * to_limit as f64) as u64;
         for _ in 0..served {
             worker.rss_mb += leak.growth(
                 worker.velocity_mb_per_request,
@@ -362,6 +370,9 @@ impl<O: Observer> Sim<'_, O> {
         worker.over_ceiling_since = None;
         worker.rss_changed_at = t;
         worker.noise = d.noise;
+        if let Some(agg) = &self.agg {
+            worker.next_step_at = agg.first_step(&mut worker.noise);
+        }
         self.recompute_private(i);
         let boot = Event::BootDone {
             worker: w,

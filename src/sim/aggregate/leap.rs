@@ -1,4 +1,4 @@
-//! The aggregate mode's pure pieces: Poisson and binomial counts, the
+//! The aggregate mode's pure pieces: Poisson counts, geometric step gaps, the
 //! compound leak of N requests in closed form (`Leak::over`), an instance's fluid backlog
 //! over one step, and the M/M/c (Erlang C) wait. No simulation state here:
 //! each function is unit-tested against the per-request model it replaces.
@@ -85,72 +85,79 @@ impl Powers {
     }
 }
 
-/// A binomial count of `n` trials at probability `p` (`q_pow` tables
-/// `(1 - p)^n`), by inversion; for huge `n p` (where `(1 - p)^n`
-/// underflows) a normal approximation.
-pub fn binomial(n: u64, p: f64, q_pow: &Powers, rng: &mut StreamRng) -> u64 {
-    if n == 0 || p <= 0.0 {
-        return 0;
-    }
-    if p >= 1.0 {
-        return n;
-    }
-    let q = 1.0 - p;
-    let p0 = q_pow.pow(n);
-    if p0 < 1e-200 {
-        let (m, sd) = (n as f64 * p, (n as f64 * p * q).sqrt());
-        let z: f64 = StandardNormal.sample(rng);
-        return (m + sd * z + 0.5).floor().clamp(0.0, n as f64) as u64;
-    }
-    let u = open01(rng);
-    let (mut k, mut pk, mut cdf) = (0u64, p0, p0);
-    let odds = p / q;
-    while u > cdf && k < n {
-        pk *= (n - k) as f64 / (k + 1) as f64 * odds;
-        k += 1;
-        cdf += pk;
-    }
-    k
-}
-
-/// The leak model with its powers tabled: `(1 - warmup_rate)^n` and
-/// `(1 - step_probability)^n`.
+/// The leak model with the warm-up's powers tabled.
+///
+/// Rare steps are kept as a renewal process in request count: each worker
+/// holds the index of the request that brings its next step, and the gap
+/// to the one after is geometric (the count of Bernoulli(p) trials to the
+/// first success). This is the per-request model exactly, whatever the
+/// batching: the same draws give the same path whether the worker serves
+/// its requests one, five or five hundred to a step, which keeps a
+/// warm-started worker's future the one its age was drawn from.
 pub struct Leak {
     pub model: LeakModel,
     warm_keep: Powers,
-    no_step: Powers,
+    /// `1 / ln(1 - step_probability)`, for geometric gaps by inversion.
+    inv_ln_q: f64,
 }
 
 impl Leak {
     pub fn new(model: &LeakModel) -> Self {
         Leak {
             warm_keep: Powers::new(1.0 - model.warmup_rate),
-            no_step: Powers::new(1.0 - model.step_probability),
+            inv_ln_q: 1.0 / (1.0 - model.step_probability).ln(),
             model: model.clone(),
         }
     }
 
-    /// The RSS growth of `n` requests served by one worker: `velocity x n`,
-    /// the warm-up those `n` requests consume in closed form (each request
-    /// takes `warmup_rate` of what is left, so `n` leave `(1 - rate)^n` of
-    /// it), and the rare steps as a binomial count with exponential sizes.
-    /// The same law as `n` calls of `LeakModel::growth`, drawn at once.
+    /// Requests from one step to the next (at least 1); `u64::MAX` when
+    /// steps never happen.
     #[inline]
-    pub fn over(&self, velocity: f64, warm_left_mb: &mut f64, n: u64, rng: &mut StreamRng) -> f64 {
+    pub fn step_gap(&self, rng: &mut StreamRng) -> u64 {
+        let p = self.model.step_probability;
+        if p <= 0.0 {
+            return u64::MAX;
+        }
+        if p >= 1.0 {
+            return 1;
+        }
+        let g = (open01(rng).ln() * self.inv_ln_q).floor() + 1.0;
+        if g >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            g as u64
+        }
+    }
+
+    /// The RSS growth of requests `before + 1 ..= before + n` of one
+    /// worker: `velocity x n`, the warm-up those `n` requests consume in
+    /// closed form (each request takes `warmup_rate` of what is left, so
+    /// `n` leave `(1 - rate)^n` of it), and the steps whose request index
+    /// falls in the range, each exponential. The same law as `n` calls of
+    /// `LeakModel::growth`.
+    #[inline]
+    pub fn over(
+        &self,
+        velocity: f64,
+        warm_left_mb: &mut f64,
+        before: u64,
+        n: u64,
+        next_step_at: &mut u64,
+        rng: &mut StreamRng,
+    ) -> f64 {
         if n == 0 {
             return 0.0;
         }
-        let m = &self.model;
         let mut d = velocity * n as f64;
         if *warm_left_mb > 0.0 {
             let w = *warm_left_mb * (1.0 - self.warm_keep.pow(n));
             *warm_left_mb -= w;
             d += w;
         }
-        if m.step_probability > 0.0 {
-            for _ in 0..binomial(n, m.step_probability, &self.no_step, rng) {
-                d += -open01(rng).ln() * m.step_mean_mb;
-            }
+        let end = before.saturating_add(n);
+        while *next_step_at <= end {
+            d += -open01(rng).ln() * self.model.step_mean_mb;
+            *next_step_at = next_step_at.saturating_add(self.step_gap(rng));
         }
         d
     }
@@ -272,23 +279,47 @@ mod tests {
     }
 
     #[test]
-    fn binomial_counts_match_n_p() {
+    fn geometric_gaps_put_steps_at_rate_p() {
+        let m = LeakModel {
+            step_probability: 0.01,
+            ..model()
+        };
+        let leak = Leak::new(&m);
         let mut rng = stream(4, Stream::MemoryNoise);
-        for (n, prob) in [(5u64, 0.0055), (200, 0.3), (40, 0.9)] {
-            let xs: Vec<f64> = (0..100_000)
-                .map(|_| binomial(n, prob, &Powers::new(1.0 - prob), &mut rng) as f64)
-                .collect();
-            let (m, v) = moments(&xs);
-            let (em, ev) = (n as f64 * prob, n as f64 * prob * (1.0 - prob));
-            assert!((m / em - 1.0).abs() < 0.03, "n {n} p {prob}: mean {m}");
-            assert!((v / ev - 1.0).abs() < 0.05, "n {n} p {prob}: var {v}");
-            assert!(xs.iter().all(|&x| x <= n as f64));
+        let mut gaps = 0.0;
+        for _ in 0..100_000 {
+            let g = leak.step_gap(&mut rng);
+            assert!(g >= 1);
+            gaps += g as f64;
         }
-        assert_eq!(binomial(10, 1.0, &Powers::new(0.0), &mut rng), 10);
-        assert_eq!(binomial(0, 0.5, &Powers::new(0.5), &mut rng), 0);
+        assert!((gaps / 100_000.0 / 100.0 - 1.0).abs() < 0.02, "{gaps}");
         let p = Powers::new(0.99);
         assert!((p.pow(1000) - 0.99f64.powi(1000)).abs() < 1e-12);
         assert!((p.pow(37) - 0.99f64.powi(37)).abs() < 1e-15);
+        let none = Leak::new(&LeakModel {
+            step_probability: 0.0,
+            ..model()
+        });
+        assert_eq!(none.step_gap(&mut rng), u64::MAX);
+    }
+
+    #[test]
+    fn the_step_path_does_not_depend_on_the_batching() {
+        let leak = Leak::new(&model());
+        let run = |leaps: &[u64]| {
+            let mut rng = stream(8, Stream::MemoryNoise);
+            let (mut warm, mut before) = (62.0, 0u64);
+            let mut next = leak.step_gap(&mut rng);
+            let mut rss = 0.0;
+            for &n in leaps {
+                rss += leak.over(0.044, &mut warm, before, n, &mut next, &mut rng);
+                before += n;
+            }
+            rss
+        };
+        let ones = run(&[1; 3000]);
+        let lumps = run(&[700, 1, 0, 1299, 500, 500]);
+        assert!((ones - lumps).abs() < 1e-6, "{ones} vs {lumps}");
     }
 
     fn model() -> LeakModel {
@@ -312,7 +343,8 @@ mod tests {
         let one: f64 = (0..137)
             .map(|_| m.growth(0.044, &mut warm_one, &mut rng))
             .sum();
-        let all = Leak::new(&m).over(0.044, &mut warm_all, 137, &mut rng);
+        let mut never = u64::MAX;
+        let all = Leak::new(&m).over(0.044, &mut warm_all, 0, 137, &mut never, &mut rng);
         assert!((one - all).abs() < 1e-9, "{one} vs {all}");
         assert!((warm_one - warm_all).abs() < 1e-9);
     }
@@ -326,19 +358,20 @@ mod tests {
         let mut total = 0.0;
         for _ in 0..runs {
             let mut warm = m.warmup_mb;
-            // Served in uneven leaps, as steps of a Poisson count would.
-            let mut left = n;
+            let mut next = leak.step_gap(&mut rng);
+            // Served in uneven leaps, as a worker's steps would.
+            let mut done = 0;
             for leap in [1u64, 7, 0, 50, 2, 240] {
-                let k = leap.min(left);
-                total += leak.over(0.044, &mut warm, k, &mut rng);
-                left -= k;
+                let k = leap.min(n - done);
+                total += leak.over(0.044, &mut warm, done, k, &mut next, &mut rng);
+                done += k;
             }
-            assert_eq!(left, 0);
+            assert_eq!(done, n);
         }
         let mean = total / runs as f64;
         let expected = m.expected_growth(0.044, n as f64);
         assert!((mean / expected - 1.0).abs() < 0.01, "{mean} vs {expected}");
-        assert_eq!(leak.over(0.044, &mut 5.0, 0, &mut rng), 0.0);
+        assert_eq!(leak.over(0.044, &mut 5.0, 0, 0, &mut 1, &mut rng), 0.0);
     }
 
     #[test]

@@ -92,6 +92,11 @@ impl Aggregate {
         self.step
     }
 
+    /// A new generation's first step index (its served count starts at 0).
+    pub(in crate::sim) fn first_step(&self, noise: &mut crate::engine::rng::StreamRng) -> u64 {
+        self.leak.step_gap(noise)
+    }
+
     /// The fluid backlog over the fleet, rounded (the timeline's column).
     pub(in crate::sim) fn backlog(&self) -> u64 {
         self.queue.iter().sum::<f64>().round() as u64
@@ -238,7 +243,9 @@ impl<O: Observer> Sim<'_, O> {
         let d = agg.leak.over(
             worker.velocity_mb_per_request,
             &mut worker.warm_left_mb,
+            before,
             n,
+            &mut worker.next_step_at,
             &mut worker.noise,
         );
         if let Some(drift) = &self.sc.policy.triggers.drift {
@@ -327,6 +334,45 @@ impl<O: Observer> Sim<'_, O> {
             }
             self.m.latency_us.record_n(us.round() as u64, weight);
         }
+    }
+
+    /// A generation-0 worker's step path and, with `warm_start`, its age:
+    /// as in exact mode, a uniform fraction of the requests that take it
+    /// to its limit, traced on a copy of its stream; served in one leap,
+    /// the same path (steps are a renewal in request count), so its future
+    /// is the one its age was drawn from.
+    pub(in crate::sim) fn age_leaping(&self, worker: &mut crate::fleet::Worker, w: u32) {
+        let leak = &self.agg.as_ref().expect("aggregate mode").leak;
+        worker.next_step_at = leak.step_gap(&mut worker.noise);
+        if !self.sc.fleet.warm_start {
+            return;
+        }
+        let limit = worker
+            .limit_mb
+            .min(self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
+        let v = worker.velocity_mb_per_request;
+        let (mut rss, mut warm, mut next, mut noise) = (
+            worker.rss_mb,
+            worker.warm_left_mb,
+            worker.next_step_at,
+            worker.noise.clone(),
+        );
+        let cap = super::lifecycle::WARM_START_MAX_REQUESTS.min(worker.max_requests);
+        let mut to_limit = 0;
+        while rss < limit && to_limit < cap {
+            rss += leak.over(v, &mut warm, to_limit, 1, &mut next, &mut noise);
+            to_limit += 1;
+        }
+        let served = (self.warm_fraction(w) * to_limit as f64) as u64;
+        worker.rss_mb += leak.over(
+            v,
+            &mut worker.warm_left_mb,
+            0,
+            served,
+            &mut worker.next_step_at,
+            &mut worker.noise,
+        );
+        worker.requests = served;
     }
 
     /// Closes the run: the last partial step, and the waited count.
