@@ -244,6 +244,10 @@ fn a_medium_fleet_agrees_with_exact_mode() {
     let key = ["recycles_per_hour", "capacity_loss_fraction"];
     assert_within("20 x 8 at 800 rps, 3 h, 10 seeds", &rest, 0.03, &key);
     let o = &overshoot[0];
+    eprintln!(
+        "  max_overshoot_mb: exact {:.3} MB, aggregate {:.3} MB (checked within 5 MB)",
+        o.exact, o.aggregate
+    );
     assert!(
         (o.aggregate - o.exact).abs() < 5.0,
         "max overshoot {} MB vs {} MB",

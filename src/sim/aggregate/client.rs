@@ -11,8 +11,9 @@
 //! a drain past its graceful timeout) reset the requests they held: a
 //! Poisson count with the worker's mean occupancy, at most its slots.
 //!
-//! A drain finds its worker busy with the probability that an M/G/inf
-//! worker has a request in flight, and then lasts the mean residual
+//! A drain finds its worker busy with the probability that it has a
+//! request in flight (its utilisation for a sync worker; an M/G/inf
+//! server's for one with more slots), and then lasts the mean residual
 //! service time (`leap::mean_residual_us`); an idle worker exits at once.
 
 use super::super::{Event, Sim};
@@ -133,7 +134,15 @@ impl<O: Observer> Sim<'_, O> {
     /// now), the mean residual service time, or the graceful timeout if
     /// that is shorter (then the drain kills, as in exact mode).
     pub(in crate::sim) fn leap_drain(&mut self, t: SimTime, w: u32) {
-        let busy = 1.0 - (-self.occupancy(t)).exp();
+        // One slot is busy a fraction `occupancy` of the time; with more
+        // slots, some request is in flight as often as an M/G/inf server
+        // has one.
+        let rho = self.occupancy(t);
+        let busy = if self.sc.fleet.concurrency == 1 {
+            rho.min(1.0)
+        } else {
+            1.0 - (-rho).exp()
+        };
         if open01(&mut self.streams.client) >= busy {
             self.exit(t, w);
             return;
