@@ -1,14 +1,14 @@
 //! The aggregated (tau-leaping) mode: `[engine] mode = "aggregate"`.
 //!
 //! Per-request events are replaced by one `Event::Step` every `step_s`
-//! that loops over the fleet. Over the step `[t0, t)` an instance receives
-//! its equal share of the profile's rate (round-robin, least-outstanding
-//! and random balancers all split equally in expectation), and its serving
-//! workers split what the instance serves in proportion to the time each
-//! served in the step: a booting or draining worker gets nothing, a
-//! worker that booted mid-step gets the part after its boot. Each worker's
-//! count is Poisson; its RSS advances by the compound leak of that many
-//! requests (`leap::Leak::over`) and its served count by the same number.
+//! that loops over the fleet. Over the step `[t0, t)` the fleet's request
+//! count is Poisson and the balancer splits it as in exact mode (`leap`);
+//! each instance's serving workers share what it serves in proportion to
+//! the time each served in the step (a booting or draining worker gets
+//! nothing, one that booted mid-step the part after its boot), through a
+//! running credit, as free workers take requests in turn. A worker's RSS
+//! advances by the compound leak of its count (`leap::Leak::over`) and its
+//! served count by the same number.
 //!
 //! Everything else stays an exact event through the exact mode's code:
 //! samples, lifetimes, instance checks, OOM checks (after each worker's
