@@ -116,6 +116,20 @@ pub fn large_fleet(h: f64) -> Scenario {
     ])
 }
 
+/// `scenarios/large-fleet.toml`: 1,250 x 8 = 10,000 workers at a mean
+/// 50,000 rps in aggregate mode.
+pub const LARGE_FLEET_TOML: &str = include_str!("../../scenarios/large-fleet.toml");
+
+/// The shipped large fleet (aggregate mode) for `h` hours.
+pub fn large_fleet_aggregate(h: f64) -> Scenario {
+    let o = parse_override(&hours(h)).expect("an override");
+    let (_, sc) = load(LARGE_FLEET_TOML, "large-fleet.toml", &[o], &mut |_| {
+        Err("no files".into())
+    })
+    .expect("the large fleet is valid");
+    sc
+}
+
 /// The 1,000-configuration sweep file: 999 Sobol points + the base, one
 /// replication each, 24 h of the embedded default per trial.
 pub const SWEEP_1000: &str = include_str!("../sweeps/configs-1000.toml");

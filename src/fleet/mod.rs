@@ -45,6 +45,9 @@ pub struct Worker {
     pub generation: u32,
     pub state: WorkerState,
     pub spawned_at: SimTime,
+    /// When this generation started serving (the aggregate mode credits a
+    /// worker only for the part of a step it served).
+    pub serving_since: SimTime,
     pub rss_mb: f64,
     pub limit_mb: f64,
     /// Leak velocity drawn at spawn.
@@ -80,6 +83,9 @@ pub struct Worker {
     pub rss_changed_at: SimTime,
     /// Per-generation stream for per-request memory noise.
     pub noise: StreamRng,
+    /// Aggregate mode: the served count at which the next rare leak step
+    /// lands (`sim::aggregate::leap::Leak`); unused in exact mode.
+    pub next_step_at: u64,
 }
 
 /// A trailing-window arrival counter with one-second buckets.
@@ -103,6 +109,12 @@ impl RateWindow {
 
     #[inline]
     pub fn record(&mut self, t: SimTime) {
+        self.record_n(t, 1);
+    }
+
+    /// Records `n` arrivals at `t` (the aggregate mode's per-step counts).
+    #[inline]
+    pub fn record_n(&mut self, t: SimTime, n: u32) {
         let sec = t.0 / 1_000_000;
         if sec != self.last.0 {
             let i = (sec % self.counts.len() as u64) as usize;
@@ -112,7 +124,7 @@ impl RateWindow {
             }
             self.last = (sec, i);
         }
-        self.counts[self.last.1] += 1;
+        self.counts[self.last.1] += n;
     }
 
     /// Arrivals per second over the trailing window ending at `t`.

@@ -56,6 +56,14 @@ impl LogHistogram {
         self.sum += v as f64;
     }
 
+    /// Records `n` copies of `v` (the aggregate mode's weighted estimates).
+    #[inline]
+    pub fn record_n(&mut self, v: u64, n: u64) {
+        self.counts[Self::index(v)] += n;
+        self.total += n;
+        self.sum += v as f64 * n as f64;
+    }
+
     pub fn count(&self) -> u64 {
         self.total
     }

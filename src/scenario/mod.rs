@@ -5,10 +5,12 @@
 //! Errors name the origin (file), the line when it is known, the dotted key
 //! and what is wrong, on one line.
 
+mod budget;
 pub mod load;
 pub mod raw;
 mod validate;
 
+pub use budget::estimated_events;
 pub use load::{DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, Override, load, parse_override};
 pub use raw::RawScenario;
 pub use validate::validate;
@@ -17,7 +19,7 @@ use crate::engine::time::SimTime;
 use crate::fleet::LeakModel;
 pub use crate::policy::{Pipeline, Replacement, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
-pub use raw::{BalancerKind, SamplingKind};
+pub use raw::{BalancerKind, EngineMode, SamplingKind};
 use std::fmt;
 
 /// A scenario error: where, which key, and what is wrong.
@@ -51,10 +53,25 @@ pub struct Scenario {
     pub timeline_step: SimTime,
     /// Every worker asks at every sample (`fleetsim saturate`).
     pub saturate: bool,
+    pub engine: Engine,
     pub fleet: Fleet,
     pub workload: Workload,
     pub client: Client,
     pub policy: Policy,
+}
+
+/// How requests are simulated: one event each, or Poisson counts per step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Engine {
+    pub mode: EngineMode,
+    /// The aggregate mode's step (unused in exact mode).
+    pub step: SimTime,
+}
+
+impl Engine {
+    pub fn is_aggregate(&self) -> bool {
+        self.mode == EngineMode::Aggregate
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -11,6 +11,7 @@ pub struct RawScenario {
     pub name: String,
     pub description: String,
     pub run: RawRun,
+    pub engine: RawEngine,
     pub fleet: RawFleet,
     pub workload: RawWorkload,
     pub client: RawClient,
@@ -23,6 +24,7 @@ impl Default for RawScenario {
             name: "unnamed".into(),
             description: String::new(),
             run: RawRun::default(),
+            engine: RawEngine::default(),
             fleet: RawFleet::default(),
             workload: RawWorkload::default(),
             client: RawClient::default(),
@@ -52,6 +54,34 @@ impl Default for RawRun {
             max_events: 2_000_000_000,
             timeline_step_s: 60.0,
             saturate: false,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineMode {
+    /// One event per request: every arrival, completion and retry.
+    Exact,
+    /// Tau-leaping: each serving worker's requests over `step_s` are one
+    /// Poisson count; recycles, boots, drains and samples stay exact events.
+    Aggregate,
+}
+
+/// How requests are simulated (docs/performance.md, "Aggregated mode").
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawEngine {
+    pub mode: EngineMode,
+    /// Aggregate mode: the leap, in seconds (0 < step_s <= 60).
+    pub step_s: f64,
+}
+
+impl Default for RawEngine {
+    fn default() -> Self {
+        RawEngine {
+            mode: EngineMode::Exact,
+            step_s: 1.0,
         }
     }
 }

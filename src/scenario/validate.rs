@@ -1,5 +1,6 @@
 //! `RawScenario` -> `Scenario`: every check names its key.
 
+use super::budget::estimated_events;
 use super::raw::*;
 use super::*;
 use crate::fleet::VelocityDist;
@@ -98,6 +99,7 @@ fn build(
         duration: window,
         max_events: raw.run.max_events,
         saturate: raw.run.saturate,
+        engine: engine(&raw.engine)?,
         timeline_step: positive_duration("run.timeline_step_s", raw.run.timeline_step_s)?,
         fleet,
         workload,
@@ -119,17 +121,19 @@ fn build(
     Ok(sc)
 }
 
-/// Events a run will process, roughly: two per request (arrival and
-/// completion), one per timer sample, one per timeline row. Refusing up
-/// front beats running for an hour and failing at the budget.
-pub fn estimated_events(sc: &Scenario) -> f64 {
-    let secs = sc.duration.as_secs_f64();
-    let requests = sc.workload.profile.mean_rate(sc.duration) * secs;
-    let samples = match sc.policy.sampling.worst_blind_time() {
-        Some(tick) => sc.fleet.workers() as f64 * secs / tick.as_secs_f64().max(1e-6),
-        None => 0.0,
-    };
-    2.0 * requests + samples + secs / sc.timeline_step.as_secs_f64()
+/// The longest aggregate step: a leap longer than a minute would blur the
+/// sampling tick (45 s in the seeds) and the boot time it is meant to resolve.
+const MAX_STEP_S: f64 = 60.0;
+
+fn engine(e: &RawEngine) -> Result<Engine, (String, String)> {
+    let step = positive_duration("engine.step_s", e.step_s)?;
+    if e.step_s > MAX_STEP_S {
+        fail(
+            "engine.step_s",
+            format!("{} s is over the {MAX_STEP_S} s bound", e.step_s),
+        )?;
+    }
+    Ok(Engine { mode: e.mode, step })
 }
 
 fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {

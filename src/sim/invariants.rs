@@ -51,6 +51,16 @@ impl<O: Observer> Sim<'_, O> {
             assert_eq!(busy, w.in_flight, "t={t}: worker {wi} in-flight count");
             assert!(w.state != WorkerState::Booting || w.in_flight == 0);
         }
+        // Aggregate mode: nothing in flight or queued one by one, and the
+        // fluid backlogs are real numbers of requests.
+        if let Some(agg) = &self.agg {
+            assert_eq!(
+                in_service + queued + m.pending_retries,
+                0,
+                "t={t}: aggregate"
+            );
+            assert!(agg.queue_ok(), "t={t}: fluid backlog");
+        }
         // Invariant: at most one lease holder, and it is a real worker.
         if let Some(h) = self.lease.holder(t) {
             assert!((h as usize) < self.workers.len());
@@ -101,8 +111,9 @@ impl<O: Observer> Sim<'_, O> {
                 .iter()
                 .filter(|(e, g)| *e == wid && *g == w.generation)
                 .count();
+            // Aggregate mode keeps no slots: no idle entries.
             let expected = match w.state {
-                WorkerState::Serving => f.concurrency - w.in_flight as usize,
+                WorkerState::Serving if self.agg.is_none() => f.concurrency - w.in_flight as usize,
                 _ => 0,
             };
             assert_eq!(entries, expected, "t={t}: worker {wid} idle entries");

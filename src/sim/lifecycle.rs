@@ -22,7 +22,7 @@ struct Draws {
 }
 
 /// Caps the warm-start ageing loop (a worker that never reaches its limit).
-const WARM_START_MAX_REQUESTS: u64 = 1_000_000;
+pub(super) const WARM_START_MAX_REQUESTS: u64 = 1_000_000;
 
 impl<O: Observer> Sim<'_, O> {
     fn draws(&self, w: u32, generation: u32) -> Draws {
@@ -80,6 +80,7 @@ impl<O: Observer> Sim<'_, O> {
                 WorkerState::Serving
             },
             spawned_at: SimTime::ZERO,
+            serving_since: SimTime::ZERO,
             rss_mb: f.boot_rss_mb,
             limit_mb: d.limit_mb,
             velocity_mb_per_request: d.velocity,
@@ -99,11 +100,14 @@ impl<O: Observer> Sim<'_, O> {
             over_ceiling_since: None,
             rss_changed_at: SimTime::ZERO,
             noise: d.noise,
+            next_step_at: u64::MAX,
         };
         if spare {
             return worker;
         }
-        if f.warm_start {
+        if self.agg.is_some() {
+            self.age_leaping(&mut worker, w);
+        } else if f.warm_start {
             self.age(&mut worker, w);
         }
         if let Some(life) = d.lifetime {
@@ -129,6 +133,12 @@ impl<O: Observer> Sim<'_, O> {
         worker
     }
 
+    /// The uniform draw that sets how far through its life a warm-started
+    /// worker is.
+    pub(super) fn warm_fraction(&self, w: u32) -> f64 {
+        open01(&mut rng::keyed(self.seed, Stream::WarmStart, &[w as u64]))
+    }
+
     fn age(&self, worker: &mut Worker, w: u32) {
         let leak = &self.sc.fleet.leak;
         let (mut rss, mut warm, mut noise) =
@@ -141,8 +151,7 @@ impl<O: Observer> Sim<'_, O> {
             rss += leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise);
             to_limit += 1;
         }
-        let u = open01(&mut rng::keyed(self.seed, Stream::WarmStart, &[w as u64]));
-        let served = (u * to_limit as f64) as u64;
+        let served = (self.warm_fraction(w) * to_limit as f64) as u64;
         for _ in 0..served {
             worker.rss_mb += leak.growth(
                 worker.velocity_mb_per_request,
@@ -189,6 +198,10 @@ impl<O: Observer> Sim<'_, O> {
                     generation,
                 },
             );
+        }
+        self.workers[w as usize].serving_since = t;
+        if self.agg.is_some() {
+            return; // no slots: the step credits it from now on
         }
         let i = self.workers[w as usize].instance;
         for slot in 0..self.sc.fleet.concurrency as u32 {
@@ -253,6 +266,10 @@ impl<O: Observer> Sim<'_, O> {
         // > 1) leave the idle queue now, not lazily at its exit.
         let i = self.workers[w as usize].instance;
         self.instances[i as usize].idle.retain(|&(e, _)| e != w);
+        if self.agg.is_some() {
+            self.leap_drain(t, w);
+            return;
+        }
         let worker = &self.workers[w as usize];
         if worker.in_flight == 0 {
             self.exit(t, w);
@@ -281,6 +298,10 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Fails every request in flight on `w` with a connection reset.
     pub(super) fn kill_in_flight(&mut self, t: SimTime, w: u32) {
+        if self.agg.is_some() {
+            self.leap_kill_in_flight(t, w);
+            return;
+        }
         let i = self.workers[w as usize].instance;
         for slot in 0..self.sc.fleet.concurrency {
             if let Some(req) = self.workers[w as usize].slots[slot].take() {
@@ -349,6 +370,9 @@ impl<O: Observer> Sim<'_, O> {
         worker.over_ceiling_since = None;
         worker.rss_changed_at = t;
         worker.noise = d.noise;
+        if let Some(agg) = &self.agg {
+            worker.next_step_at = agg.first_step(&mut worker.noise);
+        }
         self.recompute_private(i);
         let boot = Event::BootDone {
             worker: w,

@@ -6,6 +6,7 @@
 //! sampling, decisions, drains, boots, OOM), but `run` is the single loop
 //! and `handle` the single exhaustive `match` over events.
 
+mod aggregate;
 mod invariants;
 mod lifecycle;
 mod recycle;
@@ -56,6 +57,13 @@ pub enum Event {
         instance: u32,
     },
     Timeline,
+    /// Aggregate mode: credit every serving worker's requests of the step.
+    Step,
+    /// Aggregate mode: a draining worker's in-flight work has finished.
+    Drained {
+        worker: u32,
+        generation: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
@@ -68,7 +76,8 @@ impl Lane for Event {
     #[inline]
     fn lane(&self) -> usize {
         match self {
-            Event::Arrival => 0,
+            // Aggregate mode has no arrivals: its step takes their lane.
+            Event::Arrival | Event::Step => 0,
             Event::ServiceDone { .. } => 1,
             Event::Retry
             | Event::Sample { .. }
@@ -76,6 +85,7 @@ impl Lane for Event {
             | Event::BootDone { .. }
             | Event::LifetimeDue { .. }
             | Event::InstanceCheck { .. }
+            | Event::Drained { .. }
             | Event::Timeline => 2,
         }
     }
@@ -142,6 +152,8 @@ pub struct Sim<'s, O: Observer> {
     m: Metrics,
     obs: O,
     check_invariants: bool,
+    /// The aggregate mode's state; `None` in exact mode.
+    agg: Option<aggregate::Aggregate>,
 }
 
 /// What a finished run returns.
@@ -197,6 +209,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             m: Metrics::default(),
             obs,
             check_invariants: false,
+            agg: aggregate::Aggregate::new(sc, spi),
         }
     }
 
@@ -251,6 +264,8 @@ impl<'s, O: Observer> Sim<'s, O> {
             }
             Event::InstanceCheck { instance } => self.on_instance_check(t, instance),
             Event::Timeline => self.on_timeline(t),
+            Event::Step => self.on_step(t),
+            Event::Drained { worker, generation } => self.on_drained(t, worker, generation),
         }
     }
 
@@ -278,14 +293,18 @@ impl<'s, O: Observer> Sim<'s, O> {
                     .schedule(im.frequency, Event::InstanceCheck { instance: i });
             }
         }
-        let first = self.arrivals.next_after(
-            &self.sc.workload.profile,
-            SimTime::ZERO,
-            self.sc.duration,
-            &mut self.streams.arrivals,
-        );
-        if let Some(at) = first {
-            self.q.schedule(at, Event::Arrival);
+        if let Some(agg) = &self.agg {
+            self.q.schedule(agg.step(), Event::Step);
+        } else {
+            let first = self.arrivals.next_after(
+                &self.sc.workload.profile,
+                SimTime::ZERO,
+                self.sc.duration,
+                &mut self.streams.arrivals,
+            );
+            if let Some(at) = first {
+                self.q.schedule(at, Event::Arrival);
+            }
         }
         self.q.schedule(self.sc.timeline_step, Event::Timeline);
     }
@@ -336,7 +355,12 @@ impl<'s, O: Observer> Sim<'s, O> {
             serving: self.counts.serving,
             booting: self.counts.booting,
             draining: self.counts.draining,
-            backlog: self.instances.iter().map(|i| i.backlog.len() as u64).sum(),
+            backlog: self
+                .instances
+                .iter()
+                .map(|i| i.backlog.len() as u64)
+                .sum::<u64>()
+                + self.agg.as_ref().map_or(0, |a| a.backlog()),
             arrivals: self.step.arrivals,
             completions: self.step.completions,
             failures: self.step.failures,
@@ -377,6 +401,9 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     fn finish(mut self, end: SimTime) -> SimOutput {
+        if self.agg.is_some() {
+            self.finish_aggregate(end);
+        }
         self.account(end);
         for w in 0..self.workers.len() as u32 {
             self.close_rss_accounting(end, w);

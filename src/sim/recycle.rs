@@ -68,8 +68,11 @@ impl<O: Observer> Sim<'_, O> {
         worker.over_samples >= triggers.rss_consecutive_samples
     }
 
-    /// The checks a worker runs after each request it serves.
-    pub(super) fn after_request(&mut self, t: SimTime, w: u32) {
+    /// The checks a worker runs after the requests it has just served
+    /// (one in exact mode; a step's count in aggregate mode, which fires
+    /// each check once, at the step where the count crosses it): `before`
+    /// is its served count before them.
+    pub(super) fn after_requests(&mut self, t: SimTime, w: u32, before: u64) {
         if self.sc.policy.triggers.drift.is_some() && self.drift_check(t, w) {
             self.ask(t, w, Cause::Drift);
         }
@@ -79,7 +82,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         if let crate::policy::Sampling::EveryRequests { n } = self.sc.policy.sampling {
             let worker = &self.workers[w as usize];
-            if worker.state == WorkerState::Serving && worker.requests.is_multiple_of(n) {
+            if worker.state == WorkerState::Serving && before / n < worker.requests / n {
                 self.sample(t, w);
             }
         }

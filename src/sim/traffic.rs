@@ -173,7 +173,8 @@ impl<O: Observer> Sim<'_, O> {
         if self.oom_check(t, i) && self.workers[w as usize].generation != generation {
             return; // this worker was the OOM victim
         }
-        self.after_request(t, w);
+        let before = self.workers[w as usize].requests - 1;
+        self.after_requests(t, w, before);
         if self.workers[w as usize].generation != generation {
             return; // a trigger recycled the idle worker and it exited at once
         }
@@ -226,7 +227,7 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    fn http_failure(&mut self, _t: SimTime, why: HttpFailure) {
+    pub(super) fn http_failure(&mut self, _t: SimTime, why: HttpFailure) {
         self.m.failed += 1;
         self.step.failures += 1;
         match why {

@@ -1,0 +1,174 @@
+//! The aggregate mode's client side, estimated from the per-step load.
+//!
+//! Stale keep-alive connections are the exact mode's: every exit pushes
+//! `keepalive_conns_per_worker` connections that stay pickable for
+//! `stale_window_s` (`lifecycle::exit`). A step's served requests of an
+//! instance are spread evenly over the step, and each picks a stale one
+//! with the exact mode's probability (stale / pool), consuming it: a reset.
+//! A reset request is retried on the balancer's next pick (the next
+//! instance; a random one for the random balancer), where it may hit a stale connection again; out of retries it
+//! is a `fetch_failed`. Workers killed with work in flight (OOM, evil RSS,
+//! a drain past its graceful timeout) reset the requests they held: a
+//! Poisson count with the worker's mean occupancy, at most its slots.
+//!
+//! A drain finds its worker busy with the probability that it has a
+//! request in flight (its utilisation for a sync worker; an M/G/inf
+//! server's for one with more slots), and then lasts the mean residual
+//! service time (`leap::mean_residual_us`); an idle worker exits at once.
+
+use super::super::{Event, Sim};
+use crate::engine::SimTime;
+use crate::engine::rng::open01;
+use crate::fleet::WorkerState;
+use crate::metrics::{EventKind, Observer};
+use crate::scenario::BalancerKind;
+use rand::Rng;
+
+impl<O: Observer> Sim<'_, O> {
+    /// Resets among the `served` requests instance `i` took over `[t0, t)`.
+    pub(super) fn leap_resets(&mut self, t0: SimTime, t: SimTime, i: u32, served: u64) {
+        let per_worker = self.sc.client.keepalive_conns_per_worker;
+        if per_worker == 0 || served == 0 {
+            return;
+        }
+        let pool = (per_worker as usize * self.sc.fleet.workers_per_instance) as f64;
+        let span = (t - t0).0 as f64;
+        for j in 0..served {
+            let at = SimTime(t0.0 + (span * (j as f64 + 0.5) / served as f64) as u64);
+            let stale = &mut self.instances[i as usize].stale_conns;
+            while stale.front().is_some_and(|&exp| exp <= at) {
+                stale.pop_front();
+            }
+            if stale.is_empty() {
+                return;
+            }
+            let p = (stale.len() as f64 / pool).min(1.0);
+            if open01(&mut self.streams.client) < p {
+                self.instances[i as usize].stale_conns.pop_front();
+                self.leap_reset(at, i);
+            }
+        }
+    }
+
+    /// A counted, served request was reset at `at`: retry it on another
+    /// pick until it gets through (`retry_ok`) or runs out (`fetch_failed`,
+    /// which turns the completion into a failure).
+    fn leap_reset(&mut self, at: SimTime, i: u32) {
+        self.m.resets += 1;
+        let pool = (self.sc.client.keepalive_conns_per_worker as usize
+            * self.sc.fleet.workers_per_instance) as f64;
+        let delay = self.sc.client.retry_delay;
+        let n = self.instances.len();
+        let mut due = at;
+        for _ in 0..self.sc.client.retries {
+            due = due + delay;
+            // Round-robin and least-outstanding (ties after the last pick)
+            // send the retry to the next instance; random to any.
+            let r = match self.sc.workload.balancer {
+                BalancerKind::Random => self.streams.routing.random_range(0..n),
+                BalancerKind::RoundRobin | BalancerKind::LeastOutstanding => (i as usize + 1) % n,
+            };
+            let stale = &mut self.instances[r].stale_conns;
+            while stale.front().is_some_and(|&exp| exp <= due) {
+                stale.pop_front();
+            }
+            let p = (stale.len() as f64 / pool).min(1.0);
+            if open01(&mut self.streams.client) >= p {
+                self.m.retry_ok += 1;
+                let latency = (due - at) + SimTime(self.agg().service_mean_us as u64);
+                self.leap_client_row(at, i, EventKind::RetryOk, latency);
+                return;
+            }
+            self.instances[r].stale_conns.pop_front();
+            self.m.resets += 1;
+        }
+        self.m.completed -= 1;
+        self.step.completions -= 1;
+        self.m.failed += 1;
+        self.m.fetch_failed += 1;
+        self.step.failures += 1;
+        self.leap_client_row(at, i, EventKind::FetchFailed, due - at);
+    }
+
+    fn leap_client_row(&mut self, t: SimTime, i: u32, kind: EventKind, latency: SimTime) {
+        self.obs.event(&crate::metrics::EventRow {
+            t,
+            kind,
+            instance: i,
+            worker: None,
+            decision: None,
+            latency_ms: Some(latency.as_millis_f64()),
+        });
+    }
+
+    /// A worker's expected requests in flight: its share of the rate (the
+    /// instance's share over its configured workers) times the mean service time.
+    fn occupancy(&self, t: SimTime) -> f64 {
+        let f = &self.sc.fleet;
+        let rate = self.sc.workload.profile.rate_at(t) / f.workers() as f64;
+        rate * self.sc.workload.service.mean_us() / 1e6
+    }
+
+    /// Kills worker `w` with its in-flight work: those requests (not yet
+    /// counted; the step that would have credited them never will) arrive,
+    /// are served as far as the count goes, and reset.
+    pub(in crate::sim) fn leap_kill_in_flight(&mut self, t: SimTime, w: u32) {
+        let occupancy = self.occupancy(t);
+        let slots = self.sc.fleet.concurrency as u64;
+        let agg = self.agg.as_mut().expect("aggregate mode");
+        let n = agg
+            .poisson
+            .draw(occupancy, &mut self.streams.client)
+            .min(slots);
+        let i = self.workers[w as usize].instance;
+        for _ in 0..n {
+            self.m.arrived += 1;
+            self.m.completed += 1;
+            self.step.arrivals += 1;
+            self.step.completions += 1;
+            self.leap_reset(t, i);
+        }
+    }
+
+    /// Starts the wait for a draining worker's in-flight work: none (exit
+    /// now), the mean residual service time, or the graceful timeout if
+    /// that is shorter (then the drain kills, as in exact mode).
+    pub(in crate::sim) fn leap_drain(&mut self, t: SimTime, w: u32) {
+        // One slot is busy a fraction `occupancy` of the time; with more
+        // slots, some request is in flight as often as an M/G/inf server
+        // has one.
+        let rho = self.occupancy(t);
+        let busy = if self.sc.fleet.concurrency == 1 {
+            rho.min(1.0)
+        } else {
+            1.0 - (-rho).exp()
+        };
+        if open01(&mut self.streams.client) >= busy {
+            self.exit(t, w);
+            return;
+        }
+        let generation = self.workers[w as usize].generation;
+        let residual = self.agg().residual;
+        let graceful = self.sc.fleet.graceful_timeout;
+        let ev = if residual < graceful {
+            Event::Drained {
+                worker: w,
+                generation,
+            }
+        } else {
+            Event::DrainDeadline {
+                worker: w,
+                generation,
+            }
+        };
+        self.q.schedule(t + residual.min(graceful), ev);
+    }
+
+    /// The in-flight work of a draining worker has finished.
+    pub(in crate::sim) fn on_drained(&mut self, t: SimTime, w: u32, generation: u32) {
+        let worker = &self.workers[w as usize];
+        if worker.generation == generation && worker.state == WorkerState::Draining {
+            self.exit(t, w);
+        }
+    }
+}

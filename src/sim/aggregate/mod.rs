@@ -1,0 +1,385 @@
+//! The aggregated (tau-leaping) mode: `[engine] mode = "aggregate"`.
+//!
+//! Per-request events are replaced by one `Event::Step` every `step_s`
+//! that loops over the fleet. Over the step `[t0, t)` the fleet's request
+//! count is Poisson and the balancer splits it as in exact mode (`leap`);
+//! each instance's serving workers share what it serves in proportion to
+//! the time each served in the step (a booting or draining worker gets
+//! nothing, one that booted mid-step the part after its boot), through a
+//! running credit, as free workers take requests in turn. A worker's RSS
+//! advances by the compound leak of its count (`leap::Leak::over`) and its
+//! served count by the same number.
+//!
+//! Everything else stays an exact event through the exact mode's code:
+//! samples, lifetimes, instance checks, OOM checks (after each worker's
+//! growth, as after each request), policy gates, recycles, boots, drains.
+//! Triggers that fire per request fire at the step where the count crosses
+//! them (a `max_requests` limit, every-Nth-request sampling: once per step
+//! even if the step crosses two multiples; the drift check runs once per
+//! step). Resolution: at most one step late.
+//!
+//! Which `Summary` fields are exact, estimated, or not available in this
+//! mode: docs/performance.md, "Aggregated mode". In short, recycles, holds,
+//! RSS, overshoot, OOM and capacity are simulated as in exact mode; the
+//! client side (resets, retries, 503/504, waits, latency) is estimated from
+//! the per-step load, in `client.rs`.
+
+mod client;
+pub(super) mod leap;
+
+use super::{Event, Sim};
+use crate::engine::SimTime;
+use crate::fleet::WorkerState;
+use crate::metrics::Observer;
+use crate::scenario::{BalancerKind, Scenario};
+use leap::{Poisson, instance_step};
+
+/// The aggregate mode's state beside the exact mode's (which it reuses).
+pub(in crate::sim) struct Aggregate {
+    step: SimTime,
+    /// End of the last step credited.
+    last: SimTime,
+    /// Requests one slot completes per second (`1 / E[S]`).
+    mu: f64,
+    service_mean_us: f64,
+    /// How long a drain that finds its worker busy lasts (mean residual).
+    residual: SimTime,
+    /// Each instance's fluid backlog, in requests.
+    queue: Vec<f64>,
+    /// How long each instance has had no worker serving.
+    starved_s: Vec<f64>,
+    /// Expected count of served requests that waited (Erlang C).
+    waited: f64,
+    poisson: Poisson,
+    leak: leap::Leak,
+    /// This step's Erlang C `(P(wait), mean wait)` by serving slots.
+    waits: Vec<Option<Option<(f64, f64)>>>,
+    /// Per worker of the instance being stepped: seconds served in the step.
+    overlap: Vec<f64>,
+    /// Per worker struct: the generation and its running credit of
+    /// requests (below one: the fraction of a request not yet served).
+    credit: Vec<(u32, f64)>,
+    /// This step's fleet-wide wait estimate: served, served x P(wait),
+    /// served x P(wait) x mean wait of those that wait (s).
+    wait_mix: (u64, f64, f64),
+}
+
+impl Aggregate {
+    pub(in crate::sim) fn new(sc: &Scenario, spi: usize) -> Option<Self> {
+        if !sc.engine.is_aggregate() {
+            return None;
+        }
+        let service_mean_us = sc.workload.service.mean_us();
+        Some(Aggregate {
+            step: sc.engine.step,
+            last: SimTime::ZERO,
+            mu: 1e6 / service_mean_us,
+            service_mean_us,
+            residual: SimTime(leap::mean_residual_us(&sc.workload.service).round() as u64),
+            queue: vec![0.0; sc.fleet.instances],
+            starved_s: vec![0.0; sc.fleet.instances],
+            waited: 0.0,
+            poisson: Poisson::new(),
+            leak: leap::Leak::new(&sc.fleet.leak),
+            waits: vec![None; spi * sc.fleet.concurrency + 1],
+            overlap: vec![0.0; spi],
+            credit: vec![(u32::MAX, 0.0); sc.fleet.instances * spi],
+            wait_mix: (0, 0.0, 0.0),
+        })
+    }
+
+    pub(in crate::sim) fn step(&self) -> SimTime {
+        self.step
+    }
+
+    /// A new generation's first step index (its served count starts at 0).
+    pub(in crate::sim) fn first_step(&self, noise: &mut crate::engine::rng::StreamRng) -> u64 {
+        self.leak.step_gap(noise)
+    }
+
+    /// The fluid backlog over the fleet, rounded (the timeline's column).
+    pub(in crate::sim) fn backlog(&self) -> u64 {
+        self.queue.iter().sum::<f64>().round() as u64
+    }
+
+    pub(in crate::sim) fn queue_ok(&self) -> bool {
+        self.queue.iter().all(|q| q.is_finite() && *q >= 0.0)
+    }
+}
+
+impl<O: Observer> Sim<'_, O> {
+    fn agg(&mut self) -> &mut Aggregate {
+        self.agg.as_mut().expect("aggregate mode")
+    }
+
+    pub(super) fn on_step(&mut self, t: SimTime) {
+        let step = self.agg().step;
+        self.q.schedule(t + step, Event::Step);
+        self.leap(t);
+    }
+
+    /// Credits the requests of `[last, t)`: every instance, then the
+    /// step's latency estimate. Also closes a last partial step at the end.
+    ///
+    /// The fleet's count is Poisson; the balancer splits it as the exact
+    /// mode's does. Round-robin (and least-outstanding, whose ties go
+    /// round-robin) deal it evenly, the remainder to the instances after
+    /// the pointer; random draws each instance's count on its own.
+    pub(super) fn leap(&mut self, t: SimTime) {
+        let n = self.instances.len();
+        let agg = self.agg.as_mut().expect("aggregate mode");
+        let t0 = agg.last;
+        agg.last = t;
+        agg.wait_mix = (0, 0.0, 0.0);
+        agg.waits.fill(None);
+        if t <= t0 {
+            return;
+        }
+        let dt = (t - t0).as_secs_f64();
+        let mid = SimTime(t0.0 + (t.0 - t0.0) / 2);
+        let mean = self.sc.workload.profile.rate_at(mid) * dt;
+        let random = self.sc.workload.balancer == BalancerKind::Random;
+        let total = if random {
+            0
+        } else {
+            agg.poisson.draw(mean, &mut self.streams.arrivals)
+        };
+        let (each, extra) = (total / n as u64, (total % n as u64) as usize);
+        let start = self.rr_next;
+        for i in 0..n {
+            let arrivals = if random {
+                let agg = self.agg.as_mut().expect("aggregate mode");
+                agg.poisson
+                    .draw(mean / n as f64, &mut self.streams.arrivals)
+            } else {
+                each + u64::from((i + n - start) % n < extra)
+            };
+            self.leap_instance(t0, t, i as u32, arrivals, mean / n as f64 / dt);
+        }
+        self.rr_next = (start + extra) % n;
+        self.record_latency_estimate();
+    }
+
+    /// One instance over `[t0, t)`: its fluid queue, each serving worker's
+    /// count and growth, the failures, the resets and the waits.
+    ///
+    /// Inside an instance, free workers queue FIFO for work, so they take
+    /// requests in turn: each serving worker is credited its share of what
+    /// the instance served (in proportion to the time it served in the
+    /// step) and serves the whole requests of its running credit.
+    fn leap_instance(&mut self, t0: SimTime, t: SimTime, i: u32, arrivals: u64, lambda: f64) {
+        let first = self.instances[i as usize].first_worker as usize;
+        let dt = (t - t0).as_secs_f64();
+        let agg = self.agg.as_mut().expect("aggregate mode");
+        let mut serving_s = 0.0;
+        for (k, w) in self.workers[first..first + self.spi].iter().enumerate() {
+            let o = if w.state == WorkerState::Serving {
+                (t - w.serving_since.max(t0)).as_secs_f64()
+            } else {
+                0.0
+            };
+            agg.overlap[k] = o;
+            serving_s += o;
+            let c = &mut agg.credit[first + k];
+            if c.0 != w.generation {
+                // A new process: staggered so the instance's workers take turns.
+                *c = (
+                    w.generation,
+                    (k % self.sc.fleet.workers_per_instance) as f64 / self.spi as f64,
+                );
+            }
+        }
+        let capacity = serving_s * self.sc.fleet.concurrency as f64 * agg.mu;
+        let load = instance_step(
+            &mut agg.queue[i as usize],
+            &mut agg.starved_s[i as usize],
+            arrivals as f64,
+            capacity,
+            self.sc.workload.backlog as f64,
+            self.sc.workload.queue_timeout.as_secs_f64(),
+            dt,
+        );
+        let mut served = 0u64;
+        if load.served > 0.0 {
+            let scale = load.served / serving_s;
+            for k in 0..self.spi {
+                let agg = self.agg.as_mut().expect("aggregate mode");
+                let o = agg.overlap[k];
+                let w = first + k;
+                // An earlier worker's OOM kill may have ended this one.
+                if o <= 0.0 || self.workers[w].state != WorkerState::Serving {
+                    continue;
+                }
+                let c = &mut agg.credit[w].1;
+                *c += o * scale;
+                // Truncation is the floor: the credit is never negative.
+                let n = *c as u64;
+                if n > 0 {
+                    *c -= n as f64;
+                    served += n;
+                    self.serve_leap(t, w as u32, n);
+                }
+            }
+        }
+        let rejected = self.leap_failures(t, load);
+        self.instances[i as usize]
+            .arrivals
+            .record_n(t, (served + rejected).min(u32::MAX as u64) as u32);
+        self.m.arrived += served + rejected;
+        self.m.completed += served;
+        self.step.arrivals += served + rejected;
+        self.step.completions += served;
+        self.leap_resets(t0, t, i, served);
+        self.leap_waits(i, lambda, served);
+    }
+
+    /// `n` requests served by worker `w` at once: its count, its compound
+    /// leak, the OOM check, and the per-request triggers (at the crossing).
+    fn serve_leap(&mut self, t: SimTime, w: u32, n: u64) {
+        let agg = self.agg.as_ref().expect("aggregate mode");
+        let worker = &mut self.workers[w as usize];
+        let before = worker.requests;
+        worker.requests += n;
+        let d = agg.leak.over(
+            worker.velocity_mb_per_request,
+            &mut worker.warm_left_mb,
+            before,
+            n,
+            &mut worker.next_step_at,
+            &mut worker.noise,
+        );
+        if let Some(drift) = &self.sc.policy.triggers.drift {
+            worker.garbage_mb += d * drift.gc_reclaim_fraction;
+        }
+        let (i, generation) = (worker.instance, worker.generation);
+        if d > 0.0 {
+            let rss = worker.rss_mb + d;
+            self.set_rss(t, w, rss);
+        }
+        if self.oom_check(t, i) && self.workers[w as usize].generation != generation {
+            return; // this worker was the OOM victim
+        }
+        self.after_requests(t, w, before);
+    }
+
+    /// The step's 503s and 504s as Poisson counts of the fluid estimates.
+    fn leap_failures(&mut self, t: SimTime, load: leap::InstanceStep) -> u64 {
+        use super::traffic::HttpFailure;
+        let agg = self.agg.as_mut().expect("aggregate mode");
+        let full = agg
+            .poisson
+            .draw(load.backlog_full, &mut self.streams.client);
+        let timed_out = agg.poisson.draw(load.timed_out, &mut self.streams.client);
+        for _ in 0..full {
+            self.http_failure(t, HttpFailure::BacklogFull);
+        }
+        for _ in 0..timed_out {
+            self.http_failure(t, HttpFailure::Timeout);
+        }
+        full + timed_out
+    }
+
+    /// The wait of the step's served requests: Erlang C with the
+    /// instance's serving slots at the step's end and its expected arrival
+    /// rate (cached per slot count for the step); over capacity, the fluid
+    /// backlog's drain time.
+    fn leap_waits(&mut self, i: u32, lambda: f64, served: u64) {
+        if served == 0 {
+            return;
+        }
+        let first = self.instances[i as usize].first_worker as usize;
+        let serving = self.workers[first..first + self.spi]
+            .iter()
+            .filter(|w| w.state == WorkerState::Serving)
+            .count();
+        let slots = serving * self.sc.fleet.concurrency;
+        let agg = self.agg.as_mut().expect("aggregate mode");
+        let mu = agg.mu;
+        let cached =
+            *agg.waits[slots].get_or_insert_with(|| leap::erlang_c(slots as u32, lambda, mu));
+        let (p_wait, wait_s) = match cached {
+            Some(pw) => pw,
+            None => (1.0, agg.queue[i as usize] / (slots.max(1) as f64 * mu)),
+        };
+        let n = served as f64;
+        agg.waited += n * p_wait;
+        agg.wait_mix.0 += served;
+        agg.wait_mix.1 += n * p_wait;
+        agg.wait_mix.2 += n * p_wait * wait_s;
+        self.m.waits += served;
+        self.m.wait_us_sum += n * p_wait * wait_s * 1e6;
+    }
+
+    /// Latency quantiles are estimates: each step records up to eight
+    /// latencies (a service time drawn from the service distribution, plus
+    /// an exponential wait with the step's Erlang C probability and mean),
+    /// each weighted by its share of the step's served requests.
+    fn record_latency_estimate(&mut self) {
+        const SAMPLES: u64 = 8;
+        let agg = self.agg.as_mut().expect("aggregate mode");
+        let (served, pw_sum, wait_sum) = agg.wait_mix;
+        if served == 0 {
+            return;
+        }
+        let k = served.min(SAMPLES);
+        let p_wait = pw_sum / served as f64;
+        let mean_wait_s = if pw_sum > 0.0 { wait_sum / pw_sum } else { 0.0 };
+        for j in 0..k {
+            let weight = served / k + u64::from(j < served % k);
+            let mut us = self.sc.workload.service.sample(&mut self.streams.service).0 as f64;
+            let u = crate::engine::rng::open01(&mut self.streams.service);
+            if u < p_wait {
+                let v = crate::engine::rng::open01(&mut self.streams.service);
+                us += -v.ln() * mean_wait_s * 1e6;
+            }
+            self.m.latency_us.record_n(us.round() as u64, weight);
+        }
+    }
+
+    /// A generation-0 worker's step path and, with `warm_start`, its age:
+    /// as in exact mode, a uniform fraction of the requests that take it
+    /// to its limit, traced on a copy of its stream; served in one leap,
+    /// the same path (steps are a renewal in request count), so its future
+    /// is the one its age was drawn from.
+    pub(in crate::sim) fn age_leaping(&self, worker: &mut crate::fleet::Worker, w: u32) {
+        let leak = &self.agg.as_ref().expect("aggregate mode").leak;
+        worker.next_step_at = leak.step_gap(&mut worker.noise);
+        if !self.sc.fleet.warm_start {
+            return;
+        }
+        let limit = worker
+            .limit_mb
+            .min(self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
+        let v = worker.velocity_mb_per_request;
+        let (mut rss, mut warm, mut next, mut noise) = (
+            worker.rss_mb,
+            worker.warm_left_mb,
+            worker.next_step_at,
+            worker.noise.clone(),
+        );
+        let cap = super::lifecycle::WARM_START_MAX_REQUESTS.min(worker.max_requests);
+        let mut to_limit = 0;
+        while rss < limit && to_limit < cap {
+            rss += leak.over(v, &mut warm, to_limit, 1, &mut next, &mut noise);
+            to_limit += 1;
+        }
+        let served = (self.warm_fraction(w) * to_limit as f64) as u64;
+        worker.rss_mb += leak.over(
+            v,
+            &mut worker.warm_left_mb,
+            0,
+            served,
+            &mut worker.next_step_at,
+            &mut worker.noise,
+        );
+        worker.requests = served;
+    }
+
+    /// Closes the run: the last partial step, and the waited count.
+    pub(super) fn finish_aggregate(&mut self, end: SimTime) {
+        if self.agg().last < end {
+            self.leap(end);
+        }
+        self.m.waited = self.agg().waited.round() as u64;
+    }
+}
