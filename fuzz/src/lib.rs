@@ -284,7 +284,7 @@ const KEYS: &[(&str, Gen)] = &[
 
 /// The events one `sim` execution may process: enough for a busy hour of a
 /// small fleet, few enough that an execution takes milliseconds.
-pub const SIM_MAX_EVENTS: u64 = 100_000;
+pub const SIM_MAX_EVENTS: u64 = 30_000;
 
 fn draw(u: &mut Unstructured, g: &Gen) -> arbitrary::Result<toml::Value> {
     Ok(match g {
@@ -334,6 +334,12 @@ pub fn sim_overrides(data: &[u8]) -> (u64, Vec<Override>) {
 /// validation error or the event budget is a fine answer; a panic is a bug.
 pub fn sim(data: &[u8]) {
     let (seed, sets) = sim_overrides(data);
+    if std::env::var_os("FUZZ_SHOW").is_some() {
+        // `FUZZ_SHOW=1 cargo test --test fuzz_regressions -- --nocapture`
+        // prints the scenario an input maps to.
+        let shown: Vec<String> = sets.iter().map(|o| format!("{}={}", o.key, o.value)).collect();
+        eprintln!("sim input: --seed {seed} --set {}", shown.join(" --set "));
+    }
     let sc = match load(DEFAULT_SCENARIO, "<fuzz sim>", &sets, &mut fake_files) {
         Ok((_, sc)) => sc,
         Err(e) => return one_line("sim scenario", &e.to_string()),
