@@ -19,10 +19,11 @@ impl fmt::Display for SweepError {
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
+        use crate::text::one_line;
         if let Some(key) = &self.key {
-            write!(f, ": key `{key}`")?;
+            write!(f, ": key `{}`", one_line(key))?;
         }
-        write!(f, ": {}", self.reason)
+        write!(f, ": {}", one_line(&self.reason))
     }
 }
 
