@@ -142,7 +142,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
                 .map(|s| format!(" --shard {s}"))
                 .unwrap_or_default()
         );
-        return Err(Failure::run("sweep interrupted"));
+        return Err(Failure::interrupted("sweep interrupted"));
     }
     if shard.1 > 1 {
         println!(
