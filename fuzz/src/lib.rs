@@ -19,8 +19,11 @@ use fleetsim::replay::{self, Knobs, Options, Recording};
 use fleetsim::scenario::{DEFAULT_SCENARIO, Override, Scenario, load, parse_override};
 use std::sync::OnceLock;
 
+/// A harness: panics on a finding, returns otherwise.
+pub type Harness = fn(&[u8]);
+
 /// The targets, by name (the directories under `fuzz/regressions/`).
-pub const TARGETS: [(&str, fn(&[u8])); 4] = [
+pub const TARGETS: [(&str, Harness); 4] = [
     ("scenario", scenario),
     ("sweep", sweep),
     ("recording", recording),
@@ -199,7 +202,10 @@ const KEYS: &[(&str, Gen)] = &[
     ("fleet.leak.step_probability", Float(0.0, 1.0)),
     ("fleet.leak.step_mean_mb", Float(0.0, 200.0)),
     ("workload.rps", Float(0.0, 40.0)),
-    ("workload.profile", Choice(&["constant", "diurnal", "series"])),
+    (
+        "workload.profile",
+        Choice(&["constant", "diurnal", "series"]),
+    ),
     ("workload.series_csv", Choice(&["series.csv"])),
     ("workload.peak_to_trough", Float(1.0, 50.0)),
     ("workload.peak_hour", Float(0.0, 23.99)),
@@ -337,7 +343,10 @@ pub fn sim(data: &[u8]) {
     if std::env::var_os("FUZZ_SHOW").is_some() {
         // `FUZZ_SHOW=1 cargo test --test fuzz_regressions -- --nocapture`
         // prints the scenario an input maps to.
-        let shown: Vec<String> = sets.iter().map(|o| format!("{}={}", o.key, o.value)).collect();
+        let shown: Vec<String> = sets
+            .iter()
+            .map(|o| format!("{}={}", o.key, o.value))
+            .collect();
         eprintln!("sim input: --seed {seed} --set {}", shown.join(" --set "));
     }
     let sc = match load(DEFAULT_SCENARIO, "<fuzz sim>", &sets, &mut fake_files) {
