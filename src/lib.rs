@@ -12,6 +12,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
+pub mod text;
 pub mod traffic;
 pub mod whatif;
 

@@ -264,7 +264,14 @@ fn select(options: &'static [&'static str]) -> impl Strategy<Value = &'static st
 
 /// Overrides for one random, valid scenario.
 fn random_sets() -> impl Strategy<Value = Vec<String>> {
-    let fleet = (1u32..=4, 1u32..=4, 1u32..=3, 0.0..2000.0f64, 0.0..=1.0f64);
+    let fleet = (
+        1u32..=4,
+        1u32..=4,
+        1u32..=3,
+        0.0..2000.0f64,
+        0.0..=1.0f64,
+        any::<bool>(),
+    );
     let leak = (
         select(&["constant", "lognormal", "exponential"]),
         0.0..3.0f64,
@@ -308,7 +315,7 @@ fn random_sets() -> impl Strategy<Value = Vec<String>> {
     );
     (fleet, leak, traffic, limits, recycler, lease, other, client).prop_map(
         |(fleet, leak, traffic, limits, recycler, lease, other, client)| {
-            let (instances, wpi, conc, spare_mb, shared_frac) = fleet;
+            let (instances, wpi, conc, spare_mb, shared_frac, spawn_first) = fleet;
             let (dist, leak_mb, warmup_mb, step_p) = leak;
             let (rps, profile, balancer, service, service_ms, backlog, queue_timeout) = traffic;
             let (jitter, runway, ceiling) = limits;
@@ -319,8 +326,10 @@ fn random_sets() -> impl Strategy<Value = Vec<String>> {
             let (keepalive, stale_s, retry_ms, step_mb, busy_window) = client;
             let boot_rss = 360.0;
             let shared = (shared_frac * boot_rss).floor();
-            // The cgroup must hold the master and freshly booted workers.
-            let booted = boot_rss + wpi as f64 * (boot_rss - shared);
+            // The cgroup must hold the master and freshly booted workers:
+            // two generations of them under spawn-then-exit.
+            let generations = if spawn_first { 2.0 } else { 1.0 };
+            let booted = boot_rss + generations * wpi as f64 * (boot_rss - shared);
             let base = (boot_rss + jitter + runway).ceil();
             vec![
                 format!("fleet.instances={instances}"),
@@ -366,6 +375,14 @@ fn random_sets() -> impl Strategy<Value = Vec<String>> {
                 format!("policy.lease.enabled={lease_on}"),
                 format!("policy.lease.ttl_s={ttl}"),
                 format!("run.duration_h={hours}"),
+                format!(
+                    "policy.replacement={}",
+                    if spawn_first {
+                        "spawn_then_exit"
+                    } else {
+                        "exit_then_spawn"
+                    }
+                ),
             ]
         },
     )

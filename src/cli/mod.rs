@@ -16,6 +16,8 @@ use clap::{Parser, Subcommand};
 pub const EXIT_INPUT: i32 = 2;
 /// Exit code for a failure while running.
 pub const EXIT_RUN: i32 = 1;
+/// Exit code of a run or sweep stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +75,13 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    pub fn interrupted(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_INTERRUPTED,
+            message: message.into(),
+        }
+    }
 }
 
 pub fn main() -> i32 {
@@ -90,7 +99,8 @@ pub fn main() -> i32 {
     match result {
         Ok(()) => 0,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            // One line whatever the message quotes (a path, a key).
+            eprintln!("error: {}", fleetsim::text::one_line(&f.message));
             f.code
         }
     }

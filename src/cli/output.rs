@@ -122,6 +122,13 @@ impl AtomicFile {
         self.writer.as_mut().expect("not committed")
     }
 
+    /// Keeps what was written under `dest` instead (an interrupted run's
+    /// rows, under a name that says partial).
+    pub fn commit_as(mut self, dest: PathBuf) -> Result<(), Failure> {
+        self.dest = dest;
+        self.commit()
+    }
+
     pub fn commit(mut self) -> Result<(), Failure> {
         let w = self.writer.take().expect("committed once");
         let file = w

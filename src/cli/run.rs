@@ -3,12 +3,23 @@
 use super::Failure;
 use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir};
 use clap::Args;
-use fleetsim::Sim;
 use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv};
 use fleetsim::scenario::Override;
+use fleetsim::{Scenario, Sim, SimError};
 use std::fs;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Raised by the Ctrl-C handler; the event loop reads it every few thousand events.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Where an interrupted run keeps its rows: names that say they are partial.
+const PARTIAL: [(&str, &str); 3] = [
+    ("events.csv", "events.partial.csv"),
+    ("timeline.csv", "timeline.partial.csv"),
+    ("workers.csv", "workers.partial.csv"),
+];
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -41,13 +52,15 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let out = output_dir(&args.out, &loaded.stem, &format!("-seed{}", args.seed))?;
     // summary.json marks a complete run: remove any old one first, so a run
     // killed half-way never sits beside a summary that looks like its own.
+    // An earlier interruption's partial rows go too.
     let summary_path = out.join("summary.json");
-    match fs::remove_file(&summary_path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(Failure::run(format!("{}: {e}", summary_path.display())));
-        }
-        _ => {}
+    remove_if_present(&summary_path)?;
+    for (_, partial) in PARTIAL {
+        remove_if_present(&out.join(partial))?;
     }
+    // Installed before the loop starts; a second handler (never, in one
+    // `run`) would fail, and Ctrl-C would then end the process as usual.
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     let mut events = AtomicFile::create(out.join("events.csv"))?;
     let mut timeline = AtomicFile::create(out.join("timeline.csv"))?;
     let mut workers = AtomicFile::create(out.join("workers.csv"))?;
@@ -60,15 +73,27 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         ),
         WorkersCsv::new(&mut workers),
     );
-    let output = Sim::new(sc, args.seed, &mut obs)
-        .run()
-        .map_err(|e| Failure::run(e.to_string()))?;
+    let mut sim = Sim::new(sc, args.seed, &mut obs).with_stop_flag(&STOP);
+    if args.check_invariants {
+        sim = sim.with_invariant_checks();
+    }
+    let result = sim.run();
     let (csv, per_worker) = obs;
     csv.finish()
         .map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
     per_worker
         .finish()
         .map_err(|e| Failure::run(format!("{}: {e}", out.join("workers.csv").display())))?;
+    let output = match result {
+        Ok(output) => output,
+        Err(SimError::Interrupted { at, events: n }) => {
+            events.commit_as(out.join(PARTIAL[0].1))?;
+            timeline.commit_as(out.join(PARTIAL[1].1))?;
+            workers.commit_as(out.join(PARTIAL[2].1))?;
+            return Err(interrupted(&args, sc, &out, at.as_secs_f64(), n));
+        }
+        Err(e) => return Err(Failure::run(e.to_string())),
+    };
     events.commit()?;
     timeline.commit()?;
     workers.commit()?;
@@ -93,19 +118,66 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             "wrote {}/{{summary.json,events.csv,timeline.csv,workers.csv,scenario.toml}}",
             out.display()
         );
-        let mut cmd = String::from("fleetsim run");
-        if let Some(p) = &args.scenario.scenario {
-            cmd += &format!(" {}", p.display());
-        }
-        for s in &args.scenario.set {
-            cmd += &format!(" --set {s}");
-        }
-        if let Some(h) = args.hours {
-            cmd += &format!(" --hours {h}");
-        }
+        let cmd = command(&args);
         println!("reproduce with: {cmd} --seed {}", args.seed);
     }
     Ok(())
+}
+
+/// The command that reproduces this run, without `--seed` and `--out`.
+fn command(args: &RunArgs) -> String {
+    let mut cmd = String::from("fleetsim run");
+    if let Some(p) = &args.scenario.scenario {
+        cmd += &format!(" {}", p.display());
+    }
+    for s in &args.scenario.set {
+        cmd += &format!(" --set {s}");
+    }
+    if let Some(h) = args.hours {
+        cmd += &format!(" --hours {h}");
+    }
+    cmd
+}
+
+fn remove_if_present(path: &Path) -> Result<(), Failure> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Failure::run(format!("{}: {e}", path.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Ctrl-C stopped the loop: the rows so far are kept as `*.partial.csv`,
+/// files of an earlier complete run in `out` are removed (nothing there may
+/// look complete), and the message says how to run it again. A run cannot
+/// resume half-way, but it is deterministic: the same command and seed
+/// give the same bytes.
+fn interrupted(args: &RunArgs, sc: &Scenario, out: &Path, at_s: f64, events: u64) -> Failure {
+    for stale in ["events.csv", "timeline.csv", "workers.csv", "scenario.toml"] {
+        if let Err(f) = remove_if_present(&out.join(stale)) {
+            return f;
+        }
+    }
+    let mut cmd = command(args);
+    if let Some(o) = &args.out {
+        cmd += &format!(" --out {}", o.display());
+    }
+    eprintln!(
+        "interrupted at simulated t = {:.2} h of {:.2} h ({events} events): the rows so far are in \
+         {}/{{{},{},{}}}; no summary.json was written (the run is incomplete)",
+        at_s / 3600.0,
+        sc.duration.as_secs_f64() / 3600.0,
+        out.display(),
+        PARTIAL[0].1,
+        PARTIAL[1].1,
+        PARTIAL[2].1,
+    );
+    eprintln!(
+        "runs are deterministic: restart from scratch with: {cmd} --seed {} (same seed, same bytes)",
+        args.seed
+    );
+    Failure::interrupted("run interrupted")
 }
 
 fn opt(v: Option<f64>, decimals: usize) -> String {

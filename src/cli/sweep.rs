@@ -6,10 +6,10 @@ use super::Failure;
 use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem};
 use clap::Args;
 use fleetsim::metrics::Summary;
+use fleetsim::sweep::Sweep;
 use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
 use fleetsim::sweep::csvio::{self, Row};
 use fleetsim::sweep::runner::{self, Base};
-use fleetsim::sweep::{RawSweep, Sweep};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
 use std::fs::{self, OpenOptions};
@@ -57,25 +57,8 @@ pub struct Loaded {
 pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
     let text = fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let at = |key: &str, reason: String| {
-        let line = fleetsim::scenario::load::find_key_line(&text, key)
-            .map(|l| format!(":{l}"))
-            .unwrap_or_default();
-        Failure::input(format!("{}{line}: key `{key}`: {reason}", path.display()))
-    };
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-        let line = line.map(|l| format!(":{l}")).unwrap_or_default();
-        Failure::input(format!("{}{line}: {}", path.display(), e.message().trim()))
-    })?;
-    let raw: RawSweep =
-        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-            at(
-                &e.path().to_string(),
-                e.inner().message().trim().to_string(),
-            )
-        })?;
-    let sweep = fleetsim::sweep::validate(&raw).map_err(|(k, r)| at(&k, r))?;
+    let (raw, sweep) = fleetsim::sweep::spec::parse(&text)
+        .map_err(|e| Failure::input(format!("{}{e}", path.display())))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let scenario_args = ScenarioArgs {
         scenario: (!raw.base.is_empty()).then(|| dir.join(&raw.base)),
@@ -159,7 +142,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
                 .map(|s| format!(" --shard {s}"))
                 .unwrap_or_default()
         );
-        return Err(Failure::run("sweep interrupted"));
+        return Err(Failure::interrupted("sweep interrupted"));
     }
     if shard.1 > 1 {
         println!(

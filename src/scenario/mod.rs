@@ -33,14 +33,15 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.origin)?;
+        use crate::text::one_line;
+        write!(f, "{}", one_line(&self.origin))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
         if let Some(key) = &self.key {
-            write!(f, ": key `{key}`")?;
+            write!(f, ": key `{}`", one_line(key))?;
         }
-        write!(f, ": {}", self.reason)
+        write!(f, ": {}", one_line(&self.reason))
     }
 }
 

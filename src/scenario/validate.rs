@@ -302,8 +302,34 @@ fn client(c: &RawClient) -> Result<Client, (String, String)> {
     })
 }
 
+/// Spawn-then-exit forks each successor before its predecessor exits, so
+/// an instance may hold two processes per worker at once. If the cgroup
+/// cannot hold them all freshly booted, the kernel kills a worker, the
+/// master re-forks it at once, and the kill repeats at the same instant
+/// without end (found by the `sim` fuzz target as a stack overflow).
+fn spawn_first_fits(p: &RawPolicy, f: &RawFleet) -> Result<(), (String, String)> {
+    if p.replacement != ReplacementKind::SpawnThenExit {
+        return Ok(());
+    }
+    let both = f.boot_rss_mb + 2.0 * f.workers_per_instance as f64 * (f.boot_rss_mb - f.shared_mb);
+    if both >= f.container_mb {
+        fail(
+            "fleet.container_mb",
+            format!(
+                "{} MB cannot hold the master and {} freshly booted workers ({both:.0} MB), \
+                 which replacement = \"spawn_then_exit\" may run at once (each successor \
+                 boots before its predecessor exits)",
+                f.container_mb,
+                2 * f.workers_per_instance
+            ),
+        )?;
+    }
+    Ok(())
+}
+
 fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
     limits(p, f)?;
+    spawn_first_fits(p, f)?;
     let sampling = match p.sampling {
         SamplingKind::Timer => {
             positive("policy.tick_s", p.tick_s)?;

@@ -389,6 +389,12 @@ impl<O: Observer> Sim<'_, O> {
         self.oom_check(t, i);
     }
 
+    /// Whether instance `i` has a spare (dead) struct to fork a successor into.
+    pub(super) fn has_spare(&self, i: u32) -> bool {
+        self.instance_workers(i)
+            .any(|s| self.workers[s as usize].state == WorkerState::Dead)
+    }
+
     /// Spawn-then-exit: fork the successor into a spare struct; the old
     /// worker serves on until the successor has booted.
     pub(super) fn spawn_successor(&mut self, t: SimTime, old: u32) {

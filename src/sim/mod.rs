@@ -21,6 +21,12 @@ use crate::metrics::{Metrics, Observer, Summary, TimelineRow, WorkerSample};
 use crate::scenario::{Replacement, Scenario};
 use crate::traffic::profile::ArrivalProcess;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The stop flag (`Sim::with_stop_flag`) is read once every this many
+/// events: a Ctrl-C stops the loop within microseconds, and the hot loop
+/// keeps its one compare per event (shared with the event budget).
+pub const STOP_CHECK_EVERY: u64 = 4096;
 
 /// Everything that can happen, as plain data. Events for a worker carry its
 /// generation: an event for a process that has since exited is ignored.
@@ -98,6 +104,9 @@ pub enum SimError {
          raise run.max_events or shorten the run"
     )]
     EventBudget { max: u64, at: SimTime },
+    /// The caller's stop flag was raised (Ctrl-C): the run is incomplete.
+    #[error("interrupted at simulated t = {at} after {events} events")]
+    Interrupted { at: SimTime, events: u64 },
 }
 
 /// The streams drawn in arrival order (common to every policy).
@@ -154,6 +163,8 @@ pub struct Sim<'s, O: Observer> {
     check_invariants: bool,
     /// The aggregate mode's state; `None` in exact mode.
     agg: Option<aggregate::Aggregate>,
+    /// Raised by the caller (a signal handler) to stop the run early.
+    stop: Option<&'s AtomicBool>,
 }
 
 /// What a finished run returns.
@@ -210,12 +221,21 @@ impl<'s, O: Observer> Sim<'s, O> {
             obs,
             check_invariants: false,
             agg: aggregate::Aggregate::new(sc, spi),
+            stop: None,
         }
     }
 
     /// Checks every invariant after every event (tests; slow on big fleets).
     pub fn with_invariant_checks(mut self) -> Self {
         self.check_invariants = true;
+        self
+    }
+
+    /// Stops the run with `SimError::Interrupted` once `stop` is raised,
+    /// checked every `STOP_CHECK_EVERY` events. The library installs no
+    /// handler: the CLI raises the flag on Ctrl-C.
+    pub fn with_stop_flag(mut self, stop: &'s AtomicBool) -> Self {
+        self.stop = Some(stop);
         self
     }
 
@@ -226,13 +246,15 @@ impl<'s, O: Observer> Sim<'s, O> {
         if self.check_invariants {
             self.assert_invariants(SimTime::ZERO);
         }
+        // One compare per event covers both limits: the budget and, every
+        // STOP_CHECK_EVERY events, the stop flag.
+        let budget_end = self.sc.max_events.saturating_add(1);
+        let mut check_at = budget_end.min(STOP_CHECK_EVERY + 1);
         while let Some((t, ev)) = self.q.pop_before(end) {
             self.m.events += 1;
-            if self.m.events > self.sc.max_events {
-                return Err(SimError::EventBudget {
-                    max: self.sc.max_events,
-                    at: t,
-                });
+            if self.m.events >= check_at {
+                self.check_limits(t)?;
+                check_at = budget_end.min(self.m.events + STOP_CHECK_EVERY);
             }
             self.handle(t, ev);
             // Sampled between events: a hand-over inside one event (old
@@ -243,6 +265,25 @@ impl<'s, O: Observer> Sim<'s, O> {
             }
         }
         Ok(self.finish(end))
+    }
+
+    /// Before event number `self.m.events` (not yet handled): over the
+    /// budget, or the stop flag raised?
+    #[cold]
+    fn check_limits(&self, t: SimTime) -> Result<(), SimError> {
+        if self.m.events > self.sc.max_events {
+            return Err(SimError::EventBudget {
+                max: self.sc.max_events,
+                at: t,
+            });
+        }
+        if self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Err(SimError::Interrupted {
+                at: t,
+                events: self.m.events - 1,
+            });
+        }
+        Ok(())
     }
 
     fn handle(&mut self, t: SimTime, ev: Event) {

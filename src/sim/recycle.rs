@@ -190,6 +190,16 @@ impl<O: Observer> Sim<'_, O> {
         if worker.state != WorkerState::Serving || worker.successor.is_some() {
             return; // not serving, or its replacement is already booting
         }
+        if matches!(self.sc.policy.replacement, Replacement::SpawnThenExit)
+            && !self.has_spare(worker.instance)
+        {
+            // Every spare struct is taken: a predecessor handed over but is
+            // still draining (a second recycle inside one graceful timeout).
+            // The worker asks again at its next sample, once one has exited.
+            // (Found by the `sim` fuzz target: the fork used to panic here.)
+            self.workers[w as usize].wants = Some(cause);
+            return;
+        }
         let since = *self.workers[w as usize].wants_since.get_or_insert(t);
         let view = self.view(t, w, since);
         let decision = self.sc.policy.pipeline.decide(&view);

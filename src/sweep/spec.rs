@@ -3,6 +3,53 @@
 //! and constraints over summary metrics). Raw serde mirror, then `validate`.
 
 use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A sweep file's error: the line when known, the dotted key, what is wrong.
+/// The caller prefixes the file name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct SweepError {
+    pub line: Option<usize>,
+    pub key: Option<String>,
+    pub reason: String,
+}
+
+impl fmt::Display for SweepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        use crate::text::one_line;
+        if let Some(key) = &self.key {
+            write!(f, ": key `{}`", one_line(key))?;
+        }
+        write!(f, ": {}", one_line(&self.reason))
+    }
+}
+
+/// Reads a sweep file's text: TOML -> raw mirror -> checked `Sweep`. This
+/// is the path `fleetsim sweep` takes (and the sweep fuzz target).
+pub fn parse(text: &str) -> Result<(RawSweep, super::Sweep), SweepError> {
+    let at = |key: &str, reason: String| SweepError {
+        line: crate::scenario::load::find_key_line(text, key),
+        key: Some(key.to_string()),
+        reason,
+    };
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| SweepError {
+        line: e.span().map(|s| text[..s.start].matches('\n').count() + 1),
+        key: None,
+        reason: e.message().trim().to_string(),
+    })?;
+    let raw: RawSweep =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            at(
+                &e.path().to_string(),
+                e.inner().message().trim().to_string(),
+            )
+        })?;
+    let sweep = super::validate(&raw).map_err(|(k, r)| at(&k, r))?;
+    Ok((raw, sweep))
+}
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]

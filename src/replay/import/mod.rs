@@ -8,6 +8,7 @@ pub mod jsonl;
 pub mod logs;
 
 use super::recording::{Format, Part};
+use crate::text::one_line;
 use std::io::Read;
 
 pub use fields::COLUMNS;
@@ -15,17 +16,17 @@ pub use fields::COLUMNS;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ImportError {
     /// A bad row: the file, its line and what is wrong.
-    #[error("{file}:{line}: {reason}")]
+    #[error("{}:{line}: {}", one_line(.file), one_line(.reason))]
     Row {
         file: String,
         line: usize,
         reason: String,
     },
     /// The file as a whole: unreadable, not text, not a known format.
-    #[error("{file}: {reason}")]
+    #[error("{}: {}", one_line(.file), one_line(.reason))]
     File { file: String, reason: String },
     /// Files whose timestamps cannot be placed on one axis.
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Axes(String),
 }
 
