@@ -212,10 +212,10 @@ fn run_pending(
     trials: &Path,
     threads: Option<usize>,
 ) -> Result<bool, Failure> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| Failure::run(format!("thread pool: {e}")))?;
+    let threads = match threads {
+        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // A second handler cannot be installed (merge after sweep in one process): ignore.
@@ -225,23 +225,20 @@ fn run_pending(
         .append(true)
         .open(trials)
         .map_err(io_err(trials))?;
-    // Chunks of 32 trials per thread: the threads wait for each other only
-    // at a chunk's end (a few percent of idle cores with 4 per thread), and
-    // a kill loses at most one chunk, well under a second of work.
-    let chunk = (pool.current_num_threads() * 32).max(32);
-    for part in pending.chunks(chunk) {
-        if stop.load(Ordering::SeqCst) {
-            bar.abandon();
-            return Ok(true);
-        }
-        let done = pool.install(|| runner::run_chunk(&l.base, &l.sweep, part));
-        let rows: Vec<Vec<String>> = done.iter().map(|t| csvio::row(&l.sweep, t)).collect();
-        csvio::write_rows(&mut file, &rows).map_err(io_err(trials))?;
-        file.flush().map_err(io_err(trials))?;
-        bar.inc(part.len() as u64);
+    // Each row is appended and flushed as soon as every earlier trial has
+    // been: a kill leaves whole rows in trial order (at most a partial last
+    // line, which --resume cuts).
+    runner::run_in_order(&l.base, &l.sweep, pending, threads, &stop, |t| {
+        csvio::write_rows(&mut file, &[csvio::row(&l.sweep, &t)]).map_err(io_err(trials))?;
+        bar.inc(1);
+        Ok::<(), Failure>(())
+    })?;
+    if stop.load(Ordering::SeqCst) {
+        bar.abandon();
+        return Ok(true);
     }
     bar.finish_and_clear();
-    Ok(stop.load(Ordering::SeqCst))
+    Ok(false)
 }
 
 fn progress(len: u64) -> ProgressBar {

@@ -1,6 +1,8 @@
 //! Running trials: the base scenario with one configuration's overrides,
-//! at one replication's seed. Chunks run in parallel (rayon) and come back
-//! in trial order, so what is written never depends on the thread count.
+//! at one replication's seed. Trials run in parallel and come back in trial
+//! order, so what is written never depends on the thread count:
+//! `run_in_order` (worker threads taking trials from a shared counter, no
+//! barrier; what `fleetsim sweep` uses) or `run_chunk` (one rayon chunk).
 
 use super::space::{Config, Sweep};
 use super::{replication_seed, trial_index};
@@ -8,6 +10,9 @@ use crate::metrics::Summary;
 use crate::scenario::{Override, RawScenario, ScenarioError, load};
 use crate::{Scenario, run_summary};
 use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 /// The base scenario, resolved once (extends merged, files read), so that
 /// trials on any thread rebuild it from text alone.
@@ -93,6 +98,50 @@ pub fn run_chunk(base: &Base, sweep: &Sweep, trials: &[u64]) -> Vec<Trial> {
         .par_iter()
         .map(|&t| run_trial(base, sweep, t))
         .collect()
+}
+
+/// Runs `pending` on `threads` worker threads and hands every result to
+/// `each` on the calling thread, in input order. Each worker takes the next
+/// trial from a shared counter, so trials finish nearly in order (a handful
+/// wait to be handed on) and no thread waits for another until the last
+/// trials. Once `stop` is raised the workers take no new trial; results
+/// after the first one missing are dropped (a resumed sweep re-runs them).
+/// An error from `each` stops the workers and is returned.
+pub fn run_in_order<E>(
+    base: &Base,
+    sweep: &Sweep,
+    pending: &[u64],
+    threads: usize,
+    stop: &AtomicBool,
+    mut each: impl FnMut(Trial) -> Result<(), E>,
+) -> Result<(), E> {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, Trial)>();
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            let (tx, next) = (tx.clone(), &next);
+            s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&t) = pending.get(i) else { break };
+                    if tx.send((i, run_trial(base, sweep, t))).is_err() {
+                        break; // the receiver gave up on an error
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = BTreeMap::new();
+        let mut want = 0usize;
+        for (i, trial) in rx {
+            waiting.insert(i, trial);
+            while let Some(t) = waiting.remove(&want) {
+                each(t)?;
+                want += 1;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The trials a run still has to do: this shard's share of all trials
