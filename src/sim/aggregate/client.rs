@@ -5,9 +5,10 @@
 //! `stale_window_s` (`lifecycle::exit`). A step's served requests of an
 //! instance are spread evenly over the step, and each picks a stale one
 //! with the exact mode's probability (stale / pool), consuming it: a reset.
-//! A reset request is retried on the balancer's next pick (the next
-//! instance; a random one for the random balancer), where it may hit a stale connection again; out of retries it
-//! is a `fetch_failed`. Workers killed with work in flight (OOM, evil RSS,
+//! A reset request is retried on the balancer's pick after the retry delay
+//! (round-robin: after a Poisson count of other arrivals; a random instance
+//! for the random balancer), where it may hit a stale connection again; out
+//! of retries it is a `fetch_failed`. Workers killed with work in flight (OOM, evil RSS,
 //! a drain past its graceful timeout) reset the requests they held: a
 //! Poisson count with the worker's mean occupancy, at most its slots.
 //!
@@ -18,11 +19,29 @@
 
 use super::super::{Event, Sim};
 use crate::engine::SimTime;
+use crate::engine::rng::StreamRng;
 use crate::engine::rng::open01;
 use crate::fleet::WorkerState;
 use crate::metrics::{EventKind, Observer};
 use crate::scenario::BalancerKind;
 use rand::Rng;
+
+/// A Poisson count by inversion, for the small means of a retry delay
+/// (a few arrivals at most); capped so a huge mean cannot loop long.
+fn poisson_small(mean: f64, rng: &mut StreamRng) -> u64 {
+    if mean <= 0.0 {
+        return 0;
+    }
+    let u = open01(rng);
+    let (mut k, mut p) = (0u64, (-mean).exp());
+    let mut cdf = p;
+    while u > cdf && p > 0.0 && k < 10_000 {
+        k += 1;
+        p *= mean / k as f64;
+        cdf += p;
+    }
+    k
+}
 
 impl<O: Observer> Sim<'_, O> {
     /// Resets among the `served` requests instance `i` took over `[t0, t)`.
@@ -63,10 +82,18 @@ impl<O: Observer> Sim<'_, O> {
         for _ in 0..self.sc.client.retries {
             due = due + delay;
             // Round-robin and least-outstanding (ties after the last pick)
-            // send the retry to the next instance; random to any.
+            // send the retry to the pick after the other arrivals of the
+            // retry delay (a Poisson count at the profile's rate: with two
+            // instances, an odd count sends it back to the instance that
+            // reset it, which is where a second stale connection is likely);
+            // random to any.
             let r = match self.sc.workload.balancer {
                 BalancerKind::Random => self.streams.routing.random_range(0..n),
-                BalancerKind::RoundRobin | BalancerKind::LeastOutstanding => (i as usize + 1) % n,
+                BalancerKind::RoundRobin | BalancerKind::LeastOutstanding => {
+                    let others = self.sc.workload.profile.rate_at(due) * delay.as_secs_f64();
+                    let k = poisson_small(others, &mut self.streams.routing);
+                    (i as usize + 1 + k as usize) % n
+                }
             };
             let stale = &mut self.instances[r].stale_conns;
             while stale.front().is_some_and(|&exp| exp <= due) {
