@@ -18,30 +18,13 @@
 //! service time (`leap::mean_residual_us`); an idle worker exits at once.
 
 use super::super::{Event, Sim};
+use super::leap::Poisson;
 use crate::engine::SimTime;
-use crate::engine::rng::StreamRng;
 use crate::engine::rng::open01;
 use crate::fleet::WorkerState;
 use crate::metrics::{EventKind, Observer};
 use crate::scenario::BalancerKind;
 use rand::Rng;
-
-/// A Poisson count by inversion, for the small means of a retry delay
-/// (a few arrivals at most); capped so a huge mean cannot loop long.
-fn poisson_small(mean: f64, rng: &mut StreamRng) -> u64 {
-    if mean <= 0.0 {
-        return 0;
-    }
-    let u = open01(rng);
-    let (mut k, mut p) = (0u64, (-mean).exp());
-    let mut cdf = p;
-    while u > cdf && p > 0.0 && k < 10_000 {
-        k += 1;
-        p *= mean / k as f64;
-        cdf += p;
-    }
-    k
-}
 
 impl<O: Observer> Sim<'_, O> {
     /// Resets among the `served` requests instance `i` took over `[t0, t)`.
@@ -91,7 +74,7 @@ impl<O: Observer> Sim<'_, O> {
                 BalancerKind::Random => self.streams.routing.random_range(0..n),
                 BalancerKind::RoundRobin | BalancerKind::LeastOutstanding => {
                     let others = self.sc.workload.profile.rate_at(due) * delay.as_secs_f64();
-                    let k = poisson_small(others, &mut self.streams.routing);
+                    let k = Poisson::new().draw(others, &mut self.streams.routing);
                     (i as usize + 1 + k as usize) % n
                 }
             };
