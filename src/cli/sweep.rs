@@ -228,12 +228,16 @@ fn run_pending(
     // Each row is appended and flushed as soon as every earlier trial has
     // been: a kill leaves whole rows in trial order (at most a partial last
     // line, which --resume cuts).
+    let mut written = 0usize;
     runner::run_in_order(&l.base, &l.sweep, pending, threads, &stop, |t| {
         csvio::write_rows(&mut file, &[csvio::row(&l.sweep, &t)]).map_err(io_err(trials))?;
+        written += 1;
         bar.inc(1);
         Ok::<(), Failure>(())
     })?;
-    if stop.load(Ordering::SeqCst) {
+    // Stopped only if trials are missing: a Ctrl-C after the last row is
+    // written leaves a finished sweep, which goes on to its results.
+    if written < pending.len() {
         bar.abandon();
         return Ok(true);
     }

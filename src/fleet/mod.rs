@@ -124,7 +124,7 @@ impl RateWindow {
             }
             self.last = (sec, i);
         }
-        self.counts[self.last.1] += n;
+        self.counts[self.last.1] = self.counts[self.last.1].saturating_add(n);
     }
 
     /// Arrivals per second over the trailing window ending at `t`.

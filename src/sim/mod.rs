@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The stop flag (`Sim::with_stop_flag`) is read once every this many
-/// events: a Ctrl-C stops the loop within microseconds, and the hot loop
+/// events: a Ctrl-C stops the loop within a millisecond, and the hot loop
 /// keeps its one compare per event (shared with the event budget).
 pub const STOP_CHECK_EVERY: u64 = 4096;
 

@@ -82,7 +82,10 @@ impl<O: Observer> Sim<'_, O> {
         }
         if let crate::policy::Sampling::EveryRequests { n } = self.sc.policy.sampling {
             let worker = &self.workers[w as usize];
-            if worker.state == WorkerState::Serving && before / n < worker.requests / n {
+            // A multiple of n in (before, requests]: one division.
+            if worker.state == WorkerState::Serving
+                && worker.requests % n < worker.requests - before
+            {
                 self.sample(t, w);
             }
         }

@@ -106,7 +106,8 @@ pub fn run_chunk(base: &Base, sweep: &Sweep, trials: &[u64]) -> Vec<Trial> {
 /// wait to be handed on) and no thread waits for another until the last
 /// trials. Once `stop` is raised the workers take no new trial; results
 /// after the first one missing are dropped (a resumed sweep re-runs them).
-/// An error from `each` stops the workers and is returned.
+/// An error from `each` makes the workers take no new trial (those
+/// running finish first) and is returned.
 pub fn run_in_order<E>(
     base: &Base,
     sweep: &Sweep,

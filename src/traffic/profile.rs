@@ -235,6 +235,7 @@ impl ArrivalProcess {
         let floor = now.0 + 1;
         // Times below 2^63 us convert through i64: one instruction each way.
         let mut t = now.0.min(i64::MAX as u64) as i64 as f64;
+        let end_us = end.0.min(i64::MAX as u64) as i64 as f64;
         loop {
             let (bound, gap_us, band_end) = match &mut self.band {
                 Some(band) => {
@@ -242,18 +243,17 @@ impl ArrivalProcess {
                     if !band.contains(at) {
                         *band = RateBand::diurnal(profile, at);
                     }
-                    let end_us = (band.last.0.min(i64::MAX as u64) as i64 as f64) + 1.0;
+                    let past_us = (band.last.0.min(i64::MAX as u64) as i64 as f64) + 1.0;
                     if band.hi < self.peak {
-                        (band.hi, band.gap_us, end_us)
+                        (band.hi, band.gap_us, past_us)
                     } else {
-                        (self.peak, self.peak_gap_us, end_us)
+                        (self.peak, self.peak_gap_us, past_us)
                     }
                 }
                 None => (self.peak, self.peak_gap_us, f64::INFINITY),
             };
             let e: f64 = Exp1.sample(rng);
             let cand = t + e * gap_us;
-            let end_us = end.0.min(i64::MAX as u64) as i64 as f64;
             if cand >= end_us.min(band_end) {
                 if end_us <= band_end {
                     return None;

@@ -1,7 +1,8 @@
 //! The aggregate mode's pure pieces: Poisson counts, geometric step gaps, the
 //! compound leak of N requests in closed form (`Leak::over`), an instance's fluid backlog
 //! over one step, and the M/M/c (Erlang C) wait. No simulation state here:
-//! each function is unit-tested against the per-request model it replaces.
+//! the counts and the leak are unit-tested against the per-request model
+//! they replace, the queueing pieces against known values.
 
 use crate::engine::rng::{StreamRng, open01};
 use crate::fleet::LeakModel;
