@@ -62,6 +62,14 @@ fn plausible(name: &str, s: &Summary, seeds_default: &Summary) {
             );
             assert!(s.overshoot_mb_s < seeds_default.overshoot_mb_s);
             assert!(s.holds_bucket_empty > 0, "the token bucket never held");
+            // Every recycle passes the bucket: those it granted are bounded
+            // by its burst (2) plus its rate (8 an hour); exits are apart.
+            let granted = s.recycles - s.bucket_bypass_pressure - s.bucket_bypass_hard_ceiling;
+            assert!(
+                granted as f64 <= 2.0 + 8.0 * s.duration_h,
+                "the bucket granted {granted} in {} h",
+                s.duration_h
+            );
             assert!(s.recycles_young_fraction < seeds_default.recycles_young_fraction);
             assert!(s.requests_per_worker_p10 > seeds_default.requests_per_worker_p10);
         }

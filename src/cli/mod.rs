@@ -36,7 +36,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Simulate a scenario and write summary.json, events.csv and timeline.csv.
+    /// Simulate a scenario and write summary.json, events.csv, timeline.csv, workers.csv and scenario.toml.
     Run(run::RunArgs),
     /// What the policy permits at saturation, and the churn the clients absorb.
     Saturate(saturate::SaturateArgs),
@@ -44,7 +44,7 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Search a sweep's space with argmin, then re-check the winner on fresh seeds.
     Optimise(optimise::OptimiseArgs),
-    /// Draw an output directory (run, saturate, sweep, optimise) as SVG charts and report.html.
+    /// Draw an output directory (run, saturate, sweep, optimise, replay) as SVG charts and report.html.
     Report(report::ReportArgs),
     /// Combine the outputs of a sharded sweep.
     Merge(sweep::MergeArgs),
