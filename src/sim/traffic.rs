@@ -103,7 +103,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// Whether this attempt picks a connection the server already closed.
-    fn stale_hit(&mut self, t: SimTime, i: u32) -> bool {
+    pub(super) fn stale_hit(&mut self, t: SimTime, i: u32) -> bool {
         let per_worker = self.sc.client.keepalive_conns_per_worker;
         let inst = &mut self.instances[i as usize];
         while inst.stale_conns.front().is_some_and(|&exp| exp <= t) {

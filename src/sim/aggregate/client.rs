@@ -33,21 +33,14 @@ impl<O: Observer> Sim<'_, O> {
         if per_worker == 0 || served == 0 {
             return;
         }
-        let pool = (per_worker as usize * self.sc.fleet.workers_per_instance) as f64;
         let span = (t - t0).0 as f64;
         for j in 0..served {
             let at = SimTime(t0.0 + (span * (j as f64 + 0.5) / served as f64) as u64);
-            let stale = &mut self.instances[i as usize].stale_conns;
-            while stale.front().is_some_and(|&exp| exp <= at) {
-                stale.pop_front();
-            }
-            if stale.is_empty() {
-                return;
-            }
-            let p = (stale.len() as f64 / pool).min(1.0);
-            if open01(&mut self.streams.client) < p {
-                self.instances[i as usize].stale_conns.pop_front();
+            // The exact mode's pick of a connection, at the request's time.
+            if self.stale_hit(at, i) {
                 self.leap_reset(at, i);
+            } else if self.instances[i as usize].stale_conns.is_empty() {
+                return; // none left this step: no further draw either
             }
         }
     }
