@@ -124,7 +124,10 @@ impl<E: Copy + Lane> EventQueue<E> {
     }
 
     /// Pops the earliest event if it is due before `end`.
-    #[inline]
+    ///
+    /// Always inlined into the event loop: out of line, its `Option` result
+    /// went back through the stack on every event.
+    #[inline(always)]
     pub fn pop_before(&mut self, end: SimTime) -> Option<(SimTime, E)> {
         self.remove_taken_root();
         let lane = self.earliest_lane()?;
@@ -164,7 +167,7 @@ impl<E: Copy + Lane> EventQueue<E> {
     }
 
     /// The lane with the earliest root (no root is taken).
-    #[inline]
+    #[inline(always)]
     fn earliest_lane(&self) -> Option<usize> {
         debug_assert!(self.taken.is_none());
         let mut best: Option<(u128, usize)> = None;

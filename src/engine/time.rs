@@ -64,6 +64,7 @@ pub fn round_u64(x: f64) -> u64 {
 
 impl Add for SimTime {
     type Output = SimTime;
+    #[inline]
     fn add(self, rhs: SimTime) -> SimTime {
         SimTime(self.0.checked_add(rhs.0).expect("simulated time overflow"))
     }
@@ -71,6 +72,7 @@ impl Add for SimTime {
 
 impl Sub for SimTime {
     type Output = SimTime;
+    #[inline]
     fn sub(self, rhs: SimTime) -> SimTime {
         SimTime(
             self.0

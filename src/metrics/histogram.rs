@@ -11,7 +11,9 @@ const BUCKETS: usize = HALF * (64 - SUB_BITS as usize + 2) + HALF;
 pub struct LogHistogram {
     counts: Vec<u64>,
     total: u64,
-    sum: f64,
+    /// The sum of the values, exact: integer adds, where an `f64` sum
+    /// would also be exact below 2^53 and cost a conversion per record.
+    sum: u128,
 }
 
 impl Default for LogHistogram {
@@ -25,7 +27,7 @@ impl LogHistogram {
         LogHistogram {
             counts: vec![0; BUCKETS],
             total: 0,
-            sum: 0.0,
+            sum: 0,
         }
     }
 
@@ -53,7 +55,7 @@ impl LogHistogram {
     pub fn record(&mut self, v: u64) {
         self.counts[Self::index(v)] += 1;
         self.total += 1;
-        self.sum += v as f64;
+        self.sum += v as u128;
     }
 
     /// Records `n` copies of `v` (the aggregate mode's weighted estimates).
@@ -61,7 +63,7 @@ impl LogHistogram {
     pub fn record_n(&mut self, v: u64, n: u64) {
         self.counts[Self::index(v)] += n;
         self.total += n;
-        self.sum += v as f64 * n as f64;
+        self.sum += v as u128 * n as u128;
     }
 
     pub fn count(&self) -> u64 {
@@ -69,7 +71,7 @@ impl LogHistogram {
     }
 
     pub fn mean(&self) -> Option<f64> {
-        (self.total > 0).then(|| self.sum / self.total as f64)
+        (self.total > 0).then(|| self.sum as f64 / self.total as f64)
     }
 
     /// The value at quantile `q` in [0, 1] (bucket midpoint), or `None` if empty.

@@ -34,6 +34,9 @@ pub struct Metrics {
     pub retry_ok: u64,
     pub fetch_failed: u64,
     pub pending_retries: u64,
+    /// Exact mode: the waits of served requests, summed in whole us.
+    pub wait_us: u64,
+    /// Aggregate mode: the estimated waits (fractional), in us.
     pub wait_us_sum: f64,
     pub waits: u64,
     /// Served requests that waited in the backlog at all.
@@ -234,7 +237,10 @@ impl Metrics {
             min_serving_workers: self.min_serving,
             latency_ms_p50: self.latency_us.quantile(0.5).map(|u| u / 1000.0),
             latency_ms_p99: self.latency_us.quantile(0.99).map(|u| u / 1000.0),
-            wait_ms_mean: (self.waits > 0).then(|| self.wait_us_sum / self.waits as f64 / 1000.0),
+            // One of the two is zero; an integer sum below 2^53 us converts
+            // exactly, so this equals an f64 sum of every wait.
+            wait_ms_mean: (self.waits > 0)
+                .then(|| (self.wait_us as f64 + self.wait_us_sum) / self.waits as f64 / 1000.0),
             wait_fraction: (self.waits > 0).then(|| self.waited as f64 / self.waits as f64),
             events_processed: self.events,
         }

@@ -4,6 +4,7 @@
 
 use super::rows::{EventRow, Observer, TimelineRow, WorkerSample};
 use crate::engine::time::SimTime;
+use crate::text::Fixed;
 use std::io::{self, Write};
 
 /// The `events.csv` header: the seeds' recording schema, then extras.
@@ -57,27 +58,31 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 }
 
 fn write_event(w: &mut impl Write, r: &EventRow, base: f64, hard: f64) -> io::Result<()> {
+    let (base, hard) = (Fixed(base, 0), Fixed(hard, 0));
     write!(
         w,
-        "{:.3},{},inst-{},",
-        r.t.as_secs_f64(),
+        "{},{},inst-{},",
+        Fixed(r.t.as_secs_f64(), 3),
         r.kind.label(),
         r.instance
     )?;
     match &r.worker {
         Some(f) => write!(
             w,
-            "w{},{:.1},{:.0},{base:.0},{hard:.0},{},",
-            f.slot, f.rss_mb, f.limit_mb, f.requests
+            "w{},{},{},{base},{hard},{},",
+            f.slot,
+            Fixed(f.rss_mb, 1),
+            Fixed(f.limit_mb, 0),
+            f.requests
         )?,
-        None => write!(w, ",,,{base:.0},{hard:.0},,")?,
+        None => write!(w, ",,,{base},{hard},,")?,
     }
     match &r.decision {
         Some(d) => write!(
             w,
-            "{},{:.1},{},{},",
+            "{},{},{},{},",
             d.pressure,
-            d.headroom_mb,
+            Fixed(d.headroom_mb, 1),
             d.lease.label(),
             d.branch
         )?,
@@ -88,10 +93,8 @@ fn write_event(w: &mut impl Write, r: &EventRow, base: f64, hard: f64) -> io::Re
         w,
         "{},{},{},{}",
         opt(r.worker.map(|f| f.generation)),
-        opt(d
-            .and_then(|d| d.last_recycle_age_s)
-            .map(|a| format!("{a:.1}"))),
-        opt(r.latency_ms.map(|l| format!("{l:.1}"))),
+        opt(d.and_then(|d| d.last_recycle_age_s).map(|a| Fixed(a, 1))),
+        opt(r.latency_ms.map(|l| Fixed(l, 1))),
         d.and_then(|d| d.cause).map(|c| c.label()).unwrap_or("")
     )
 }
@@ -116,8 +119,8 @@ fn write_timeline(w: &mut impl Write, r: &TimelineRow) -> io::Result<()> {
     let max_rss = r.max_rss_mb.iter().copied().fold(0.0, f64::max);
     write!(
         w,
-        "{:.0},{},{},{},{},{},{},{},{},{:.1},{:.1}",
-        r.t.as_secs_f64(),
+        "{},{},{},{},{},{},{},{},{},{},{}",
+        Fixed(r.t.as_secs_f64(), 0),
         r.serving,
         r.booting,
         r.draining,
@@ -126,14 +129,16 @@ fn write_timeline(w: &mut impl Write, r: &TimelineRow) -> io::Result<()> {
         r.completions,
         r.failures,
         r.recycles,
-        min_headroom,
-        max_rss
+        Fixed(min_headroom, 1),
+        Fixed(max_rss, 1)
     )?;
     for i in 0..r.usage_mb.len().min(TIMELINE_INSTANCE_COLUMNS) {
         write!(
             w,
-            ",{:.1},{:.1},{:.1}",
-            r.usage_mb[i], r.headroom_mb[i], r.max_rss_mb[i]
+            ",{},{},{}",
+            Fixed(r.usage_mb[i], 1),
+            Fixed(r.headroom_mb[i], 1),
+            Fixed(r.max_rss_mb[i], 1)
         )?;
     }
     writeln!(w)
@@ -205,13 +210,13 @@ impl<W: Write> Observer for WorkersCsv<W> {
         for w in kept {
             let r = writeln!(
                 self.out,
-                "{:.0},inst-{},w{},{},{:.1},{:.0}",
-                t.as_secs_f64(),
+                "{},inst-{},w{},{},{},{}",
+                Fixed(t.as_secs_f64(), 0),
                 w.instance,
                 w.slot,
                 w.generation,
-                w.rss_mb,
-                w.limit_mb
+                Fixed(w.rss_mb, 1),
+                Fixed(w.limit_mb, 0)
             );
             if let Err(e) = r {
                 self.error = Some(e);

@@ -230,6 +230,7 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
+    #[inline]
     pub(super) fn set_rss(&mut self, t: SimTime, w: u32, rss: f64) {
         let hard = self.sc.policy.hard_limit_mb;
         let worker = &mut self.workers[w as usize];

@@ -7,6 +7,7 @@
 //! and `handle` the single exhaustive `match` over events.
 
 mod aggregate;
+mod ahead;
 mod invariants;
 mod lifecycle;
 mod recycle;
@@ -19,7 +20,6 @@ use crate::engine::{EventQueue, SimTime};
 use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
 use crate::metrics::{Metrics, Observer, Summary, TimelineRow, WorkerSample};
 use crate::scenario::{Replacement, Scenario};
-use crate::traffic::profile::ArrivalProcess;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -148,7 +148,10 @@ pub struct Sim<'s, O: Observer> {
     bucket: Option<TokenBucket>,
     window: Option<WindowCap>,
     streams: Streams,
-    arrivals: ArrivalProcess,
+    /// Arrival times, drawn a block ahead (`ahead`).
+    arrivals: ahead::ArrivalsAhead,
+    /// Service times, drawn a block ahead.
+    service: ahead::ServiceAhead,
     /// Requests waiting to be retried, with their due times, in due order:
     /// every retry waits the same `retry_delay`, so first in, first due.
     retries: VecDeque<(SimTime, Request)>,
@@ -210,7 +213,8 @@ impl<'s, O: Observer> Sim<'s, O> {
                 client: rng::stream(seed, Stream::Client),
                 routing: rng::stream(seed, Stream::Routing),
             },
-            arrivals: ArrivalProcess::new(&sc.workload.profile),
+            arrivals: ahead::ArrivalsAhead::new(&sc.workload.profile),
+            service: ahead::ServiceAhead::new(),
             retries: VecDeque::new(),
             rr_next: 0,
             counts: StateCounts::default(),
@@ -337,9 +341,8 @@ impl<'s, O: Observer> Sim<'s, O> {
         if let Some(agg) = &self.agg {
             self.q.schedule(agg.step(), Event::Step);
         } else {
-            let first = self.arrivals.next_after(
+            let first = self.arrivals.next(
                 &self.sc.workload.profile,
-                SimTime::ZERO,
                 self.sc.duration,
                 &mut self.streams.arrivals,
             );

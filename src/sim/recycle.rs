@@ -72,6 +72,7 @@ impl<O: Observer> Sim<'_, O> {
     /// (one in exact mode; a step's count in aggregate mode, which fires
     /// each check once, at the step where the count crosses it): `before`
     /// is its served count before them.
+    #[inline]
     pub(super) fn after_requests(&mut self, t: SimTime, w: u32, before: u64) {
         if self.sc.policy.triggers.drift.is_some() && self.drift_check(t, w) {
             self.ask(t, w, Cause::Drift);
@@ -93,6 +94,7 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Leakless: over the drift limit, collect garbage and look again;
     /// returns whether the violation streak reached its threshold.
+    #[inline(never)]
     fn drift_check(&mut self, t: SimTime, w: u32) -> bool {
         let drift = self
             .sc
@@ -188,6 +190,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// A trigger fired: ask the pipeline, apply the answer.
+    #[inline(never)]
     fn ask(&mut self, t: SimTime, w: u32, cause: Cause) {
         let worker = &self.workers[w as usize];
         if worker.state != WorkerState::Serving || worker.successor.is_some() {

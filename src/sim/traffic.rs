@@ -28,9 +28,8 @@ pub(super) enum HttpFailure {
 
 impl<O: Observer> Sim<'_, O> {
     pub(super) fn on_arrival(&mut self, t: SimTime) {
-        let next = self.arrivals.next_after(
+        let next = self.arrivals.next(
             &self.sc.workload.profile,
-            t,
             self.sc.duration,
             &mut self.streams.arrivals,
         );
@@ -39,7 +38,9 @@ impl<O: Observer> Sim<'_, O> {
         }
         self.m.arrived += 1;
         self.step.arrivals += 1;
-        let service = self.sc.workload.service.sample(&mut self.streams.service);
+        let service = self
+            .service
+            .next(&self.sc.workload.service, &mut self.streams.service);
         let req = Request {
             first_t: t,
             enq_t: t,
@@ -138,7 +139,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn start_service(&mut self, t: SimTime, w: u32, slot: u32, req: Request) {
-        self.m.wait_us_sum += (t - req.enq_t).0 as f64;
+        self.m.wait_us += (t - req.enq_t).0;
         self.m.waits += 1;
         self.m.waited += (t > req.enq_t) as u64;
         let worker = &mut self.workers[w as usize];

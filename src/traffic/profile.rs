@@ -213,6 +213,51 @@ impl ArrivalProcess {
         }
     }
 
+    /// Arrivals after `last`, each the first after the one before (what
+    /// `next_after` returns call by call), into `out` until it is full or
+    /// none comes before `end`. Returns how many were written; fewer than
+    /// `out.len()` means the process has ended.
+    ///
+    /// A constant profile takes a loop of its own: every candidate is kept
+    /// without a draw (`accept`), so an arrival is one exponential gap.
+    pub fn fill(
+        &mut self,
+        profile: &RateProfile,
+        mut last: SimTime,
+        end: SimTime,
+        rng: &mut StreamRng,
+        out: &mut [SimTime],
+    ) -> usize {
+        if let RateProfile::Constant { .. } = profile
+            && self.peak > 0.0
+        {
+            // `next_after` with the band `None` and the rate at the bound.
+            let gap_us = self.peak_gap_us;
+            let end_us = end.0.min(i64::MAX as u64) as i64 as f64;
+            for (k, slot) in out.iter_mut().enumerate() {
+                let t = last.0.min(i64::MAX as u64) as i64 as f64;
+                let e: f64 = Exp1.sample(rng);
+                let cand = t + e * gap_us;
+                if cand >= end_us {
+                    return k;
+                }
+                last = SimTime((cand as i64 as u64).max(last.0 + 1));
+                *slot = last;
+            }
+            return out.len();
+        }
+        for (k, slot) in out.iter_mut().enumerate() {
+            match self.next_after(profile, last, end, rng) {
+                Some(at) => {
+                    *slot = at;
+                    last = at;
+                }
+                None => return k,
+            }
+        }
+        out.len()
+    }
+
     /// The first arrival strictly after `now`, or `None` if none comes before `end`.
     ///
     /// Thinning, band by band: within a diurnal band, candidates come at the

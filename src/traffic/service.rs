@@ -41,19 +41,53 @@ impl ServiceDist {
     /// One service time, at least one microsecond.
     #[inline]
     pub fn sample(&self, rng: &mut StreamRng) -> SimTime {
-        let us = match self {
-            ServiceDist::Constant { us } => *us,
+        match self {
+            ServiceDist::Constant { us } => constant(*us),
+            ServiceDist::Exponential { mean_us } => exponential(*mean_us, rng),
+            ServiceDist::Lognormal { mu, sigma } => lognormal(*mu, *sigma, rng),
+        }
+    }
+
+    /// `out.len()` service times: the values `sample` returns one by one,
+    /// with the distribution matched once, outside the loop.
+    pub fn fill(&self, rng: &mut StreamRng, out: &mut [SimTime]) {
+        match self {
+            ServiceDist::Constant { us } => out.fill(constant(*us)),
             ServiceDist::Exponential { mean_us } => {
-                let e: f64 = Exp1.sample(rng);
-                e * mean_us
+                for x in out {
+                    *x = exponential(*mean_us, rng);
+                }
             }
             ServiceDist::Lognormal { mu, sigma } => {
-                let z: f64 = StandardNormal.sample(rng);
-                (mu + sigma * z).exp()
+                for x in out {
+                    *x = lognormal(*mu, *sigma, rng);
+                }
             }
-        };
-        SimTime(round_u64(us).max(1))
+        }
     }
+}
+
+/// A drawn time in microseconds as a service time: rounded, at least 1 us.
+#[inline(always)]
+fn at_least_1us(us: f64) -> SimTime {
+    SimTime(round_u64(us).max(1))
+}
+
+#[inline(always)]
+fn constant(us: f64) -> SimTime {
+    at_least_1us(us)
+}
+
+#[inline(always)]
+fn exponential(mean_us: f64, rng: &mut StreamRng) -> SimTime {
+    let e: f64 = Exp1.sample(rng);
+    at_least_1us(e * mean_us)
+}
+
+#[inline(always)]
+fn lognormal(mu: f64, sigma: f64, rng: &mut StreamRng) -> SimTime {
+    let z: f64 = StandardNormal.sample(rng);
+    at_least_1us((mu + sigma * z).exp())
 }
 
 #[cfg(test)]
