@@ -233,6 +233,8 @@ fn sift_down<E: Copy>(heap: &mut [Entry<E>], entry: Entry<E>) {
 #[inline]
 fn push<E: Copy>(heap: &mut Vec<Entry<E>>, entry: Entry<E>) {
     heap.push(entry);
+    // A slice, so that its length stays in a register through the loop.
+    let heap = heap.as_mut_slice();
     let mut i = heap.len() - 1;
     while i > 0 {
         let parent = (i - 1) / 2;
