@@ -5,8 +5,8 @@
 //!
 //! Tolerance, honestly: a long simulation's mean wait is autocorrelated, so
 //! its error is estimated from the spread between independent seeds. Each
-//! check asserts that the standard error of the seed average is small
-//! (<= 2% of the reference: the test has power) and that the average lies
+//! check asserts that the tolerance is small (<= 5% of the reference, so
+//! a 5% error cannot pass: the test has power) and that the average lies
 //! within t(0.9995, seeds - 1) standard errors + 0.5% of theory: a correct
 //! engine fails a check about once in a thousand, and with few seeds the
 //! Student t quantile (not 3) is what keeps that promise.
@@ -115,9 +115,12 @@ fn check(model: Model, rho: f64, seeds: u64) {
             "| {model:?} rho {rho} {what} | {want:.4} | {m:.4} | +-{tol:.4} ({:.2}%) | {seeds} seeds x 10^6 |",
             100.0 * tol / want
         );
+        // Power: a 5% error in the engine must fall outside the tolerance.
+        // (The seeds are fixed, so this is deterministic; today's widest
+        // tolerance is 4.0%, at rho 0.95.)
         assert!(
-            se <= 0.02 * want,
-            "{model:?} {rho} {what}: se {se} too large to test"
+            tol <= 0.05 * want,
+            "{model:?} {rho} {what}: se {se} (tolerance {tol}) too large to test 5%"
         );
         assert!(
             (m - want).abs() <= tol,
