@@ -246,8 +246,12 @@ impl ArrivalProcess {
             }
             return out.len();
         }
+        if self.peak <= 0.0 {
+            return 0;
+        }
+        let end_us = end.0.min(i64::MAX as u64) as i64 as f64;
         for (k, slot) in out.iter_mut().enumerate() {
-            match self.next_after(profile, last, end, rng) {
+            match self.next_from(profile, last, end_us, rng) {
                 Some(at) => {
                     *slot = at;
                     last = at;
@@ -277,10 +281,23 @@ impl ArrivalProcess {
         if self.peak <= 0.0 {
             return None;
         }
-        let floor = now.0 + 1;
         // Times below 2^63 us convert through i64: one instruction each way.
-        let mut t = now.0.min(i64::MAX as u64) as i64 as f64;
         let end_us = end.0.min(i64::MAX as u64) as i64 as f64;
+        self.next_from(profile, now, end_us, rng)
+    }
+
+    /// `next_after` once the rate is known to be positive, with the end in
+    /// microseconds: inlined into `fill`'s loop.
+    #[inline(always)]
+    fn next_from(
+        &mut self,
+        profile: &RateProfile,
+        now: SimTime,
+        end_us: f64,
+        rng: &mut StreamRng,
+    ) -> Option<SimTime> {
+        let floor = now.0 + 1;
+        let mut t = now.0.min(i64::MAX as u64) as i64 as f64;
         loop {
             let (bound, gap_us, band_end) = match &mut self.band {
                 Some(band) => {
@@ -323,7 +340,7 @@ impl ArrivalProcess {
     /// the candidate iff `u * hi < rate`, which `lo` settles unless
     /// `lo <= u * hi` (a small fraction of candidates): only then is the
     /// exact rate (a libm cosine) computed.
-    #[inline]
+    #[inline(always)]
     fn accept(&self, profile: &RateProfile, at: SimTime, bound: f64, rng: &mut StreamRng) -> bool {
         if let Some(band) = &self.band
             && band.hi < self.peak
