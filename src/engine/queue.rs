@@ -181,7 +181,7 @@ impl<E: Copy + Lane> EventQueue<E> {
         best.map(|(_, lane)| lane)
     }
 
-    #[inline]
+    #[inline(always)]
     fn remove_taken_root(&mut self) {
         let Some(lane) = self.taken.take() else {
             return;

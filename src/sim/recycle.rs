@@ -72,7 +72,7 @@ impl<O: Observer> Sim<'_, O> {
     /// (one in exact mode; a step's count in aggregate mode, which fires
     /// each check once, at the step where the count crosses it): `before`
     /// is its served count before them.
-    #[inline]
+    #[inline(always)]
     pub(super) fn after_requests(&mut self, t: SimTime, w: u32, before: u64) {
         if self.sc.policy.triggers.drift.is_some() && self.drift_check(t, w) {
             self.ask(t, w, Cause::Drift);

@@ -138,6 +138,7 @@ impl<O: Observer> Sim<'_, O> {
         None
     }
 
+    #[inline(always)]
     pub(super) fn start_service(&mut self, t: SimTime, w: u32, slot: u32, req: Request) {
         self.m.wait_us += (t - req.enq_t).0;
         self.m.waits += 1;
