@@ -327,10 +327,19 @@ impl<O: Observer> Sim<'_, O> {
         }
         let worker = &mut self.workers[w as usize];
         let (successor, replaces) = (worker.successor.take(), worker.replaces.take());
-        if let Some(s) = successor {
+        // Unlink only a link that still points back here: a handed-over
+        // predecessor keeps `successor` (so it exits for good, below) after
+        // the successor dropped `replaces`, and by the time the predecessor
+        // exits that struct may have exited too and been re-forked as
+        // another worker's successor, whose own link must stay.
+        if let Some(s) = successor
+            && self.workers[s as usize].replaces == Some(w)
+        {
             self.workers[s as usize].replaces = None; // it serves on its own now
         }
-        if let Some(o) = replaces {
+        if let Some(o) = replaces
+            && self.workers[o as usize].successor == Some(w)
+        {
             self.workers[o as usize].successor = None; // it may ask again
         }
         if successor.is_some() || replaces.is_some() {
