@@ -252,3 +252,21 @@ fn spawn_then_exit_quick_successive_recycles_never_over_serve() {
     assert!(s.recycles_max_requests > 1000, "{s:?}");
     assert_eq!(s.min_serving_workers, 6, "{s:?}");
 }
+
+/// Spawn-then-exit with a max-requests trigger that the gates hold (the
+/// seeds' cooldown and lease): the worker asks on every request it serves,
+/// and each ask looks for a spare struct through the instance's count of
+/// dead structs (O(1), kept by every state change). The invariant checker
+/// compares that count with the workers after every event.
+#[test]
+fn spawn_then_exit_held_max_requests_counts_spares() {
+    let sets = [
+        "policy.replacement=spawn_then_exit",
+        "policy.max_requests.enabled=true",
+        "policy.max_requests.requests=300",
+        "run.duration_h=6",
+    ];
+    let s = run(&sets, 5).summary;
+    assert!(s.recycles_max_requests > 0, "{s:?}");
+    assert!(s.holds_cooldown + s.holds_lease_held > 100, "{s:?}");
+}
