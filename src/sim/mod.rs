@@ -427,9 +427,9 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .collect(),
         };
         self.obs.timeline(&row);
-        if self.obs.wants_workers() {
-            let live: Vec<WorkerSample> = self
-                .workers
+        let wanted = self.obs.workers_wanted().min(self.workers.len());
+        if wanted > 0 {
+            let live: Vec<WorkerSample> = self.workers[..wanted]
                 .iter()
                 .enumerate()
                 .filter(|(_, w)| w.state != WorkerState::Dead)
