@@ -94,7 +94,12 @@ fn the_binary_summary_is_the_library_summary() {
     run_cli(11, dir.path());
     let sets: Vec<&str> = SETS.iter().copied().chain(["run.duration_h=6"]).collect();
     let lib = check(&sets, 11);
-    let json = serde_json::to_string_pretty(&lib).unwrap() + "\n";
+    let json = lib.to_json();
+    assert!(json.ends_with(&format!(
+        "\"model_version\": {},\n  \"fleetsim_version\": \"{}\"\n}}\n",
+        fleetsim::MODEL_VERSION,
+        fleetsim::VERSION
+    )));
     assert_eq!(
         String::from_utf8(read(dir.path(), "summary.json")).unwrap(),
         json
