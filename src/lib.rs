@@ -18,3 +18,25 @@ pub mod whatif;
 
 pub use scenario::Scenario;
 pub use sim::{Sim, SimError, SimOutput, run_summary};
+
+/// The model and its draw regime: what a scenario and a seed turn into.
+/// Bump it in the same commit as any change that changes an output for the
+/// same scenario and seed (a new draw, a reordered stream, a different
+/// sampler, a fixed mechanism), and say in that commit's message why.
+/// Outputs carry it (`summary.json`, a sweep's `model.toml`), and
+/// `fleetsim sweep --resume` and `fleetsim merge` refuse rows written under
+/// another: one sweep never mixes two regimes (ARCHITECTURE.md, Invariants).
+///
+/// 1: the first tagged model (arrivals thinned per rate band, ziggurat
+/// exponentials); untagged outputs come from earlier builds.
+pub const MODEL_VERSION: u32 = 1;
+
+/// The crate version, recorded beside `MODEL_VERSION` for the reader (the
+/// refusals compare the model version only: a release that keeps every
+/// output keeps its sweeps resumable).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `MODEL_VERSION` and `VERSION` as one tag: "model 1 (fleetsim 0.1.0)".
+pub fn model_tag() -> String {
+    format!("model {MODEL_VERSION} (fleetsim {VERSION})")
+}

@@ -5,9 +5,10 @@
 
 mod common;
 
-use common::{TempDir, check, scenario};
+use common::{TempDir, check, check_with, scenario};
 use fleetsim::Sim;
-use fleetsim::metrics::NullObserver;
+use fleetsim::engine::SimTime;
+use fleetsim::metrics::{NullObserver, Observer, WorkerSample};
 use std::path::Path;
 use std::process::Command;
 
@@ -93,7 +94,12 @@ fn the_binary_summary_is_the_library_summary() {
     run_cli(11, dir.path());
     let sets: Vec<&str> = SETS.iter().copied().chain(["run.duration_h=6"]).collect();
     let lib = check(&sets, 11);
-    let json = serde_json::to_string_pretty(&lib).unwrap() + "\n";
+    let json = lib.to_json();
+    assert!(json.ends_with(&format!(
+        "\"model_version\": {},\n  \"fleetsim_version\": \"{}\"\n}}\n",
+        fleetsim::MODEL_VERSION,
+        fleetsim::VERSION
+    )));
     assert_eq!(
         String::from_utf8(read(dir.path(), "summary.json")).unwrap(),
         json
@@ -173,4 +179,52 @@ fn the_aggregate_mode_writes_identical_bytes_for_one_seed() {
         plain,
         "checking invariants changed the run"
     );
+}
+
+/// Collects the worker samples the simulation hands over, wanting the
+/// first `wanted` worker structs only.
+struct FirstWorkers {
+    wanted: usize,
+    steps: u64,
+    samples: Vec<WorkerSample>,
+}
+
+impl Observer for FirstWorkers {
+    fn workers_wanted(&self) -> usize {
+        self.wanted
+    }
+    fn workers(&mut self, _t: SimTime, workers: &[WorkerSample]) {
+        self.steps += 1;
+        self.samples.extend_from_slice(workers);
+    }
+}
+
+/// The simulation builds samples for the structs an observer wants, not
+/// for every live worker (workers.csv keeps the first 64 of a fleet that
+/// may hold 10,000): an observer wanting 4 of the 2 x 3 fleet's 6 sees the
+/// first 4 indices, every live one of them at every step, and nothing more.
+#[test]
+fn worker_samples_are_built_for_the_wanted_structs_only() {
+    let mut obs = FirstWorkers {
+        wanted: 4,
+        steps: 0,
+        samples: Vec::new(),
+    };
+    check_with(&SETS, 3, &mut obs);
+    assert_eq!(obs.steps, 24 * 60, "one call per timeline step");
+    assert!(
+        obs.samples.iter().all(|s| s.index < 4),
+        "an unwanted struct"
+    );
+    for index in 0..4 {
+        let n = obs.samples.iter().filter(|s| s.index == index).count() as u64;
+        assert!(n > obs.steps * 9 / 10, "worker {index}: {n} samples");
+    }
+    let mut none = FirstWorkers {
+        wanted: 0,
+        steps: 0,
+        samples: Vec::new(),
+    };
+    check_with(&SETS, 3, &mut none);
+    assert_eq!(none.steps, 0, "no samples are built when none are wanted");
 }

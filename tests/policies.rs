@@ -224,3 +224,49 @@ fn spawn_then_exit_keeps_capacity() {
     );
     assert_eq!(spawn_first.min_serving_workers, 6);
 }
+
+/// Spawn-then-exit under heavy churn (every worker recycles after five
+/// requests, nothing holds it, requests outlast a boot): a successor can be
+/// handed over, recycle and exit while its predecessor still drains, and its
+/// struct be re-forked as another worker's successor. The predecessor's exit
+/// used to unlink that new successor from the worker it replaces, which then
+/// never drained: the instance served with one worker too many.
+#[test]
+fn spawn_then_exit_quick_successive_recycles_never_over_serve() {
+    let sets = [
+        "policy.replacement=spawn_then_exit",
+        "policy.max_requests.enabled=true",
+        "policy.max_requests.requests=5",
+        "policy.max_requests.jitter_requests=0",
+        "policy.cooldown_s=0",
+        "policy.busy_deferral=false",
+        "policy.lease.enabled=false",
+        "fleet.concurrency=4",
+        "fleet.boot_s=1",
+        "workload.rps=5",
+        "workload.service_mean_ms=3000",
+        "workload.service_p99_ms=12000",
+        "run.duration_h=2",
+    ];
+    let s = run(&sets, 5).summary;
+    assert!(s.recycles_max_requests > 1000, "{s:?}");
+    assert_eq!(s.min_serving_workers, 6, "{s:?}");
+}
+
+/// Spawn-then-exit with a max-requests trigger that the gates hold (the
+/// seeds' cooldown and lease): the worker asks on every request it serves,
+/// and each ask looks for a spare struct through the instance's count of
+/// dead structs (O(1), kept by every state change). The invariant checker
+/// compares that count with the workers after every event.
+#[test]
+fn spawn_then_exit_held_max_requests_counts_spares() {
+    let sets = [
+        "policy.replacement=spawn_then_exit",
+        "policy.max_requests.enabled=true",
+        "policy.max_requests.requests=300",
+        "run.duration_h=6",
+    ];
+    let s = run(&sets, 5).summary;
+    assert!(s.recycles_max_requests > 0, "{s:?}");
+    assert!(s.holds_cooldown + s.holds_lease_held > 100, "{s:?}");
+}

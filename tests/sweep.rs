@@ -159,7 +159,9 @@ fn threads_resume_and_shards_give_the_same_bytes() {
     // The merge streams shards in trial order: a shuffled file is named.
     let shuffled = tmp.path().join("shuffled");
     std::fs::create_dir_all(&shuffled).unwrap();
-    std::fs::copy(dirs[1].join("sweep.toml"), shuffled.join("sweep.toml")).unwrap();
+    for f in ["sweep.toml", "model.toml"] {
+        std::fs::copy(dirs[1].join(f), shuffled.join(f)).unwrap();
+    }
     let text = read(&dirs[1], "trials.csv");
     let mut lines: Vec<&str> = text.lines().collect();
     lines[1..].reverse();
@@ -187,4 +189,98 @@ fn threads_resume_and_shards_give_the_same_bytes() {
         one.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A small sweep: two configurations plus the base, one replication.
+const SMALL: &str = r#"
+base = ""
+seed = 3
+replications = 1
+hours = 0.5
+sampler = "grid"
+
+[[param]]
+key = "policy.cooldown_s"
+values = [30.0, 120.0]
+
+[[objective]]
+metric = "capacity_loss_fraction"
+"#;
+
+/// Runs `args` and returns stderr, asserting exit code 2 (bad input).
+fn refused(args: &[&str]) -> String {
+    let out = fleetsim(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
+/// A sweep records the model that wrote its rows in model.toml (trials.csv
+/// stays a plain table); `--resume` and `merge` refuse rows of another
+/// model, naming the file and both tags, and a directory from before model
+/// tags with a message that says to re-run.
+#[test]
+fn resume_and_merge_refuse_another_model() {
+    let tmp = TempDir::new("sweep-model");
+    let file = tmp.path().join("s.toml");
+    fs::write(&file, SMALL).unwrap();
+    let dir = tmp.path().join("one");
+    sweep_into(&dir, &file, &[]);
+    let model = read(&dir, "model.toml");
+    let current = format!(
+        "model_version = {}\nfleetsim_version = \"{}\"\n",
+        fleetsim::MODEL_VERSION,
+        fleetsim::VERSION
+    );
+    assert!(model.ends_with(&current), "{model}");
+    assert!(read(&dir, "trials.csv").starts_with("trial,config,replication,seed,"));
+    let (f, d, m) = (
+        file.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        tmp.path().join("merged"),
+    );
+    let m = m.to_str().unwrap();
+    // The same model resumes (nothing left to run) and merges.
+    sweep_into(&dir, &file, &["--resume"]);
+    assert!(fleetsim(&["merge", d, "--out", m]).status.success());
+    assert_eq!(read(Path::new(m), "model.toml"), model);
+
+    // Another model: refused, naming the file and both tags.
+    let other = fleetsim::MODEL_VERSION + 1;
+    fs::write(
+        dir.join("model.toml"),
+        format!("model_version = {other}\nfleetsim_version = \"0.0.1\"\n"),
+    )
+    .unwrap();
+    for args in [
+        vec!["sweep", f, "--out", d, "--resume"],
+        vec!["merge", d, "--out", m],
+    ] {
+        let err = refused(&args);
+        assert!(err.contains(&format!("{d}/model.toml")), "{err}");
+        assert!(
+            err.contains(&format!("model {other} (fleetsim 0.0.1)")),
+            "{err}"
+        );
+        assert!(err.contains(&fleetsim::model_tag()), "{err}");
+    }
+
+    // A bad manifest names its line.
+    fs::write(dir.join("model.toml"), "model_version = \"one\"\n").unwrap();
+    let err = refused(&["sweep", f, "--out", d, "--resume"]);
+    assert!(err.contains(&format!("{d}/model.toml:1:")), "{err}");
+
+    // Before model tags: refused with what to do.
+    fs::remove_file(dir.join("model.toml")).unwrap();
+    for args in [
+        vec!["sweep", f, "--out", d, "--resume"],
+        vec!["merge", d, "--out", m],
+    ] {
+        let err = refused(&args);
+        assert!(err.contains(&format!("{d}/model.toml: missing")), "{err}");
+        assert!(
+            err.contains("older than model tags") && err.contains("re-run"),
+            "{err}"
+        );
+    }
 }

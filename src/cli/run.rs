@@ -105,13 +105,14 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         .write_all(resolved.as_bytes())
         .map_err(|e| Failure::run(e.to_string()))?;
     scenario_file.commit()?;
-    let json =
-        serde_json::to_string_pretty(&output.summary).map_err(|e| Failure::run(e.to_string()))?;
+    let json = output.summary.to_json();
     let mut summary_file = AtomicFile::create(summary_path)?;
-    writeln!(summary_file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    summary_file
+        .write_all(json.as_bytes())
+        .map_err(|e| Failure::run(e.to_string()))?;
     summary_file.commit()?;
     if args.json {
-        println!("{json}");
+        print!("{json}");
     } else {
         print_table(&output.summary);
         println!(

@@ -9,6 +9,7 @@ use fleetsim::metrics::Summary;
 use fleetsim::sweep::Sweep;
 use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
 use fleetsim::sweep::csvio::{self, Row};
+use fleetsim::sweep::manifest::{self, Manifest};
 use fleetsim::sweep::runner::{self, Base};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
@@ -168,6 +169,11 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
                 sweep_copy.display()
             )));
         }
+        check_model(
+            out,
+            "re-run the sweep into a new --out with this build, \
+             or resume it with the fleetsim that started it",
+        )?;
         let mut done = BTreeSet::new();
         let complete_len = scan_file(&l.sweep, trials, |r, _| {
             done.insert(r.trial);
@@ -189,7 +195,12 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
             trials.display()
         )));
     }
-    for (name, text) in [("sweep.toml", &l.text), ("base.toml", &l.base_toml)] {
+    let model = Manifest::current().to_toml();
+    for (name, text) in [
+        ("sweep.toml", &l.text),
+        ("base.toml", &l.base_toml),
+        (manifest::FILE, &model),
+    ] {
         let mut f = AtomicFile::create(out.join(name))?;
         f.write_all(text.as_bytes())
             .map_err(io_err(&out.join(name)))?;
@@ -197,6 +208,27 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
     }
     write_header(&l.sweep, trials)?;
     Ok(BTreeSet::new())
+}
+
+/// Refuses a sweep directory whose rows another model wrote (or one
+/// written before model tags); `redo` says how to proceed.
+fn check_model(dir: &Path, redo: &str) -> Result<(), Failure> {
+    let path = dir.join(manifest::FILE);
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Failure::input(format!(
+                "{}: missing: this sweep was written by a fleetsim older than model tags, \
+                 whose draws may differ from this build's ({}): {redo}",
+                path.display(),
+                fleetsim::model_tag()
+            )));
+        }
+        Err(e) => return Err(io_err(&path)(e)),
+    };
+    let m = Manifest::parse(&text).map_err(|e| Failure::input(format!("{}{e}", path.display())))?;
+    m.check_current()
+        .map_err(|e| Failure::input(format!("{}: {e}; {redo}", path.display())))
 }
 
 fn write_header(sweep: &Sweep, trials: &Path) -> Result<(), Failure> {
@@ -285,6 +317,10 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
                 first.display()
             )));
         }
+        check_model(
+            d,
+            "re-run the shards with this build, or merge them with the fleetsim that wrote them",
+        )?;
     }
     let mut shards: Vec<Shard> = args
         .dirs
@@ -319,9 +355,12 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
         )));
     }
     f.commit()?;
-    let mut f = AtomicFile::create(args.out.join("sweep.toml"))?;
-    f.write_all(l.text.as_bytes()).map_err(io_err(&args.out))?;
-    f.commit()?;
+    let model = Manifest::current().to_toml();
+    for (name, text) in [("sweep.toml", &l.text), (manifest::FILE, &model)] {
+        let mut f = AtomicFile::create(args.out.join(name))?;
+        f.write_all(text.as_bytes()).map_err(io_err(&args.out))?;
+        f.commit()?;
+    }
     finalize(&l, &args.out, &merged)
 }
 

@@ -159,6 +159,10 @@ pub struct Instance {
     pub arrivals: RateWindow,
     /// Requests in service plus waiting (least-outstanding balancing).
     pub outstanding: u32,
+    /// Worker structs of this instance that are `Dead`: under
+    /// spawn-then-exit, the spares a successor can be forked into. Kept by
+    /// `Sim::set_state`, so asking whether one is free is O(1).
+    pub dead: u32,
 }
 
 impl Instance {

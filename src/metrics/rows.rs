@@ -171,12 +171,15 @@ pub struct WorkerSample {
 pub trait Observer {
     fn event(&mut self, _row: &EventRow) {}
     fn timeline(&mut self, _row: &TimelineRow) {}
-    /// Whether to build `workers` samples at all (most observers do not:
-    /// sweeps and benchmarks pay nothing for them).
-    fn wants_workers(&self) -> bool {
-        false
+    /// How many worker structs, from the fleet's first (instance, then slot
+    /// order), to sample at each timeline step: the simulation builds
+    /// samples for those only, and for none at 0 (most observers: sweeps
+    /// and benchmarks pay nothing for them).
+    fn workers_wanted(&self) -> usize {
+        0
     }
-    /// The live workers at the end of a timeline step, at time `t`.
+    /// The live workers among the first `workers_wanted` structs at the end
+    /// of a timeline step, at time `t`.
     fn workers(&mut self, _t: SimTime, _workers: &[WorkerSample]) {}
 }
 
@@ -191,8 +194,8 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     fn timeline(&mut self, row: &TimelineRow) {
         (**self).timeline(row)
     }
-    fn wants_workers(&self) -> bool {
-        (**self).wants_workers()
+    fn workers_wanted(&self) -> usize {
+        (**self).workers_wanted()
     }
     fn workers(&mut self, t: SimTime, workers: &[WorkerSample]) {
         (**self).workers(t, workers)
@@ -210,8 +213,8 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         self.0.timeline(row);
         self.1.timeline(row);
     }
-    fn wants_workers(&self) -> bool {
-        self.0.wants_workers() || self.1.wants_workers()
+    fn workers_wanted(&self) -> usize {
+        self.0.workers_wanted().max(self.1.workers_wanted())
     }
     fn workers(&mut self, t: SimTime, workers: &[WorkerSample]) {
         self.0.workers(t, workers);

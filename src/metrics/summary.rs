@@ -259,6 +259,26 @@ impl Summary {
             .collect()
     }
 
+    /// `summary.json` as `fleetsim run` writes it (pretty, one newline at
+    /// the end): the summary's fields, then the model that produced it,
+    /// `model_version` and `fleetsim_version` (not metrics: a sweep's
+    /// trials.csv has no column for them).
+    pub fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Stamped<'a> {
+            #[serde(flatten)]
+            summary: &'a Summary,
+            model_version: u32,
+            fleetsim_version: &'static str,
+        }
+        let stamped = Stamped {
+            summary: self,
+            model_version: crate::MODEL_VERSION,
+            fleetsim_version: crate::VERSION,
+        };
+        serde_json::to_string_pretty(&stamped).expect("a summary serialises") + "\n"
+    }
+
     /// The names `metrics` returns, for validating sweep objectives.
     pub fn metric_names() -> Vec<String> {
         Metrics::default()

@@ -199,11 +199,16 @@ impl<W: Write> WorkersCsv<W> {
 }
 
 impl<W: Write> Observer for WorkersCsv<W> {
-    fn wants_workers(&self) -> bool {
-        self.error.is_none()
+    fn workers_wanted(&self) -> usize {
+        if self.error.is_none() {
+            WORKERS_CSV_MAX
+        } else {
+            0
+        }
     }
 
     fn workers(&mut self, t: SimTime, workers: &[WorkerSample]) {
+        // Beside an observer that wants more, keep our own first slots.
         let kept = workers
             .iter()
             .filter(|w| (w.index as usize) < WORKERS_CSV_MAX);

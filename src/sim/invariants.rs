@@ -87,6 +87,10 @@ impl<O: Observer> Sim<'_, O> {
             serving <= f.workers_per_instance,
             "t={t}: instance {ii} over-serves"
         );
+        // Invariant: the instance's count of dead structs (its spares under
+        // spawn-then-exit) matches its workers.
+        let dead = ws.iter().filter(|w| w.state == WorkerState::Dead).count();
+        assert_eq!(dead, inst.dead as usize, "t={t}: instance {ii} dead count");
         assert!(
             (private - inst.private_mb).abs() < 1e-6 * private.abs().max(1.0),
             "t={t}: instance {ii} private memory drifted"

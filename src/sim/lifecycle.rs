@@ -328,10 +328,19 @@ impl<O: Observer> Sim<'_, O> {
         }
         let worker = &mut self.workers[w as usize];
         let (successor, replaces) = (worker.successor.take(), worker.replaces.take());
-        if let Some(s) = successor {
+        // Unlink only a link that still points back here: a handed-over
+        // predecessor keeps `successor` (so it exits for good, below) after
+        // the successor dropped `replaces`, and by the time the predecessor
+        // exits that struct may have exited too and been re-forked as
+        // another worker's successor, whose own link must stay.
+        if let Some(s) = successor
+            && self.workers[s as usize].replaces == Some(w)
+        {
             self.workers[s as usize].replaces = None; // it serves on its own now
         }
-        if let Some(o) = replaces {
+        if let Some(o) = replaces
+            && self.workers[o as usize].successor == Some(w)
+        {
             self.workers[o as usize].successor = None; // it may ask again
         }
         if successor.is_some() || replaces.is_some() {
@@ -390,14 +399,16 @@ impl<O: Observer> Sim<'_, O> {
         self.oom_check(t, i);
     }
 
-    /// Whether instance `i` has a spare (dead) struct to fork a successor into.
+    /// Whether instance `i` has a spare (dead) struct to fork a successor
+    /// into: O(1), as a worker whose trigger is held asks on every request.
     pub(super) fn has_spare(&self, i: u32) -> bool {
-        self.instance_workers(i)
-            .any(|s| self.workers[s as usize].state == WorkerState::Dead)
+        self.instances[i as usize].dead > 0
     }
 
-    /// Spawn-then-exit: fork the successor into a spare struct; the old
-    /// worker serves on until the successor has booted.
+    /// Spawn-then-exit: fork the successor into a spare struct (the first
+    /// one, so the order of slots never depends on how spares are tracked);
+    /// the old worker serves on until the successor has booted. The scan
+    /// runs once per allowed recycle, not per request.
     pub(super) fn spawn_successor(&mut self, t: SimTime, old: u32) {
         let i = self.workers[old as usize].instance;
         let spare = self

@@ -192,6 +192,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 stale_conns: VecDeque::new(),
                 arrivals: RateWindow::new(sc.policy.busy_window_s),
                 outstanding: 0,
+                dead: 0,
             })
             .collect();
         Sim {
@@ -318,6 +319,9 @@ impl<'s, O: Observer> Sim<'s, O> {
     fn start(&mut self) {
         for w in 0..(self.sc.fleet.instances * self.spi) as u32 {
             let worker = self.initial_worker(w);
+            if worker.state == WorkerState::Dead {
+                self.instances[worker.instance as usize].dead += 1;
+            }
             self.workers.push(worker);
         }
         self.counts.serving = self.sc.fleet.workers() as u32;
@@ -369,10 +373,13 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     fn set_state(&mut self, t: SimTime, w: u32, to: WorkerState) {
         self.account(t);
-        let from = self.workers[w as usize].state;
+        let worker = &mut self.workers[w as usize];
+        let (from, i) = (worker.state, worker.instance as usize);
+        worker.state = to;
         *self.count_of(from) -= 1;
         *self.count_of(to) += 1;
-        self.workers[w as usize].state = to;
+        let dead = &mut self.instances[i].dead;
+        *dead = *dead - (from == WorkerState::Dead) as u32 + (to == WorkerState::Dead) as u32;
     }
 
     fn count_of(&mut self, s: WorkerState) -> &mut u32 {
@@ -423,9 +430,9 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .collect(),
         };
         self.obs.timeline(&row);
-        if self.obs.wants_workers() {
-            let live: Vec<WorkerSample> = self
-                .workers
+        let wanted = self.obs.workers_wanted().min(self.workers.len());
+        if wanted > 0 {
+            let live: Vec<WorkerSample> = self.workers[..wanted]
                 .iter()
                 .enumerate()
                 .filter(|(_, w)| w.state != WorkerState::Dead)

@@ -8,6 +8,7 @@
 
 pub mod aggregate;
 pub mod csvio;
+pub mod manifest;
 pub mod optimise;
 pub mod runner;
 pub mod space;

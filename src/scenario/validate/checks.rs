@@ -1,0 +1,71 @@
+//! The shared value checks: each names the dotted key it failed on.
+
+use crate::engine::time::SimTime;
+
+/// A failed check: the dotted key and the reason.
+pub(super) type Check = Result<(), (String, String)>;
+
+pub(super) fn fail(key: &str, reason: impl Into<String>) -> Check {
+    Err((key.to_string(), reason.into()))
+}
+
+pub(super) fn finite(key: &str, v: f64) -> Check {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        fail(key, format!("must be a finite number, got {v}"))
+    }
+}
+
+pub(super) fn non_negative(key: &str, v: f64) -> Check {
+    finite(key, v)?;
+    if v < 0.0 {
+        return fail(key, format!("must be >= 0, got {v}"));
+    }
+    Ok(())
+}
+
+pub(super) fn positive(key: &str, v: f64) -> Check {
+    finite(key, v)?;
+    if v <= 0.0 {
+        return fail(key, format!("must be > 0, got {v}"));
+    }
+    Ok(())
+}
+
+/// At most ten years in seconds: larger durations are typos, not scenarios.
+pub(super) const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
+
+pub(super) fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
+    non_negative(key, v)?;
+    if v > MAX_SECONDS {
+        fail(key, format!("{v} s is longer than ten years"))?;
+    }
+    Ok(SimTime::from_secs_f64(v))
+}
+
+/// A duration that must stay positive once rounded to the clock's
+/// microsecond: a tick or step of 0 us would reschedule itself forever.
+pub(super) fn positive_duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
+    positive(key, v)?;
+    let d = duration(key, v)?;
+    if d == SimTime::ZERO {
+        fail(key, format!("{v} s rounds to 0 us: must be at least 1 us"))?;
+    }
+    Ok(d)
+}
+
+pub(super) fn count(key: &str, v: u32, min: u32, max: u32) -> Check {
+    if v < min || v > max {
+        return fail(key, format!("must be between {min} and {max}, got {v}"));
+    }
+    Ok(())
+}
+
+pub(super) fn fraction(key: &str, v: f64) -> Check {
+    non_negative(key, v)?;
+    if v > 1.0 {
+        return fail(key, format!("is a fraction: at most 1, got {v}"));
+    }
+    Ok(())
+}

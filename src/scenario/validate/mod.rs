@@ -1,0 +1,250 @@
+//! `RawScenario` -> `Scenario`: every check names its key. The value
+//! checks live in `checks`, the `[policy]` table in `policy`; this file
+//! holds the run, engine, fleet, workload and client tables.
+
+mod checks;
+mod policy;
+
+use super::budget::estimated_events;
+use super::raw::*;
+use super::*;
+use crate::fleet::VelocityDist;
+use checks::*;
+use policy::policy;
+
+/// Checks a raw scenario. `series` holds the parsed `workload.series_csv`
+/// when the profile is a series (the caller reads files; this module does not).
+pub fn validate(
+    raw: &RawScenario,
+    origin: &str,
+    series: Option<Vec<(SimTime, f64)>>,
+) -> Result<Scenario, ScenarioError> {
+    build(raw, series).map_err(|(key, reason)| ScenarioError {
+        origin: origin.to_string(),
+        line: None,
+        key: Some(key),
+        reason,
+    })
+}
+
+fn build(
+    raw: &RawScenario,
+    series: Option<Vec<(SimTime, f64)>>,
+) -> Result<Scenario, (String, String)> {
+    positive("run.duration_h", raw.run.duration_h)?;
+    let window = duration("run.duration_h", raw.run.duration_h * 3600.0)?;
+    if raw.run.max_events == 0 {
+        fail("run.max_events", "must be > 0")?;
+    }
+    positive("run.timeline_step_s", raw.run.timeline_step_s)?;
+    let fleet = fleet(&raw.fleet)?;
+    let workload = workload(&raw.workload, series)?;
+    let client = client(&raw.client)?;
+    let policy = policy(&raw.policy, &raw.fleet)?;
+    let sc = Scenario {
+        name: raw.name.clone(),
+        duration: window,
+        max_events: raw.run.max_events,
+        saturate: raw.run.saturate,
+        engine: engine(&raw.engine)?,
+        timeline_step: positive_duration("run.timeline_step_s", raw.run.timeline_step_s)?,
+        fleet,
+        workload,
+        client,
+        policy,
+    };
+    let estimate = estimated_events(&sc);
+    if estimate > sc.max_events as f64 {
+        fail(
+            "run.max_events",
+            format!(
+                "this run needs about {estimate:.3e} events, over the budget of {}: shorten \
+                 run.duration_h (--hours), or raise the budget with --set run.max_events={:.0}",
+                sc.max_events,
+                (estimate * 1.5).ceil()
+            ),
+        )?;
+    }
+    Ok(sc)
+}
+
+/// The longest aggregate step: a leap longer than a minute would blur the
+/// sampling tick (45 s in the seeds) and the boot time it is meant to resolve.
+const MAX_STEP_S: f64 = 60.0;
+
+fn engine(e: &RawEngine) -> Result<Engine, (String, String)> {
+    let step = positive_duration("engine.step_s", e.step_s)?;
+    if e.step_s > MAX_STEP_S {
+        fail(
+            "engine.step_s",
+            format!("{} s is over the {MAX_STEP_S} s bound", e.step_s),
+        )?;
+    }
+    Ok(Engine { mode: e.mode, step })
+}
+
+fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
+    count("fleet.instances", f.instances, 1, 100_000)?;
+    count(
+        "fleet.workers_per_instance",
+        f.workers_per_instance,
+        1,
+        4096,
+    )?;
+    count("fleet.concurrency", f.concurrency, 1, 10_000)?;
+    if f.instances as u64 * f.workers_per_instance as u64 > 1_000_000 {
+        fail("fleet.instances", "more than 1,000,000 workers in all")?;
+    }
+    positive("fleet.container_mb", f.container_mb)?;
+    positive("fleet.boot_rss_mb", f.boot_rss_mb)?;
+    non_negative("fleet.shared_mb", f.shared_mb)?;
+    if f.shared_mb > f.boot_rss_mb {
+        fail(
+            "fleet.shared_mb",
+            format!(
+                "{} MB shared is more than the {} MB a worker boots with",
+                f.shared_mb, f.boot_rss_mb
+            ),
+        )?;
+    }
+    let booted = f.boot_rss_mb + f.workers_per_instance as f64 * (f.boot_rss_mb - f.shared_mb);
+    if booted >= f.container_mb {
+        fail(
+            "fleet.container_mb",
+            format!(
+                "{} MB cannot hold the master and {} freshly booted workers ({booted:.0} MB)",
+                f.container_mb, f.workers_per_instance
+            ),
+        )?;
+    }
+    let l = &f.leak;
+    non_negative("fleet.leak.mean_mb_per_request", l.mean_mb_per_request)?;
+    non_negative("fleet.leak.cv", l.cv)?;
+    non_negative("fleet.leak.warmup_mb", l.warmup_mb)?;
+    positive("fleet.leak.warmup_requests", l.warmup_requests)?;
+    non_negative("fleet.leak.step_probability", l.step_probability)?;
+    if l.step_probability > 1.0 {
+        fail("fleet.leak.step_probability", "is a probability: at most 1")?;
+    }
+    non_negative("fleet.leak.step_mean_mb", l.step_mean_mb)?;
+    let velocity = match l.distribution {
+        LeakDistribution::Constant => VelocityDist::Constant {
+            mb: l.mean_mb_per_request,
+        },
+        LeakDistribution::Lognormal => VelocityDist::lognormal(l.mean_mb_per_request, l.cv),
+        LeakDistribution::Exponential => VelocityDist::Exponential {
+            mean_mb: l.mean_mb_per_request,
+        },
+    };
+    Ok(Fleet {
+        instances: f.instances as usize,
+        workers_per_instance: f.workers_per_instance as usize,
+        concurrency: f.concurrency as usize,
+        container_mb: f.container_mb,
+        boot_rss_mb: f.boot_rss_mb,
+        shared_mb: f.shared_mb,
+        boot: duration("fleet.boot_s", f.boot_s)?,
+        graceful_timeout: duration("fleet.graceful_timeout_s", f.graceful_timeout_s)?,
+        warm_start: f.warm_start,
+        leak: LeakModel {
+            velocity,
+            warmup_mb: l.warmup_mb,
+            warmup_rate: 1.0 - (-1.0 / l.warmup_requests).exp(),
+            step_probability: l.step_probability,
+            step_mean_mb: l.step_mean_mb,
+        },
+    })
+}
+
+fn workload(
+    w: &RawWorkload,
+    series: Option<Vec<(SimTime, f64)>>,
+) -> Result<Workload, (String, String)> {
+    let profile = match w.profile {
+        ProfileKind::Constant => {
+            positive("workload.rps", w.rps)?;
+            RateProfile::Constant { rps: w.rps }
+        }
+        ProfileKind::Diurnal => {
+            positive("workload.rps", w.rps)?;
+            finite("workload.peak_to_trough", w.peak_to_trough)?;
+            if w.peak_to_trough < 1.0 {
+                fail("workload.peak_to_trough", "must be >= 1 (peak over trough)")?;
+            }
+            hour("workload.peak_hour", w.peak_hour)?;
+            hour("workload.start_hour", w.start_hour)?;
+            RateProfile::Diurnal {
+                mean_rps: w.rps,
+                amplitude: (w.peak_to_trough - 1.0) / (w.peak_to_trough + 1.0),
+                peak_hour: w.peak_hour,
+                start_hour: w.start_hour,
+            }
+        }
+        ProfileKind::Series => {
+            let Some(points) = series else {
+                return Err((
+                    "workload.series_csv".into(),
+                    "profile = \"series\" needs a series_csv file".into(),
+                ));
+            };
+            RateProfile::Series { points }
+        }
+    };
+    if profile.peak_rate() <= 0.0 {
+        fail("workload.rps", "the rate profile never sends a request")?;
+    }
+    positive("workload.service_mean_ms", w.service_mean_ms)?;
+    let mean_us = w.service_mean_ms * 1000.0;
+    let service = match w.service {
+        ServiceKind::Constant => ServiceDist::Constant { us: mean_us },
+        ServiceKind::Exponential => ServiceDist::Exponential { mean_us },
+        ServiceKind::Lognormal => {
+            positive("workload.service_p99_ms", w.service_p99_ms)?;
+            ServiceDist::lognormal_from_mean_p99(mean_us, w.service_p99_ms * 1000.0).ok_or_else(
+                || {
+                    (
+                        "workload.service_p99_ms".to_string(),
+                        format!(
+                            "no lognormal has mean {} ms and p99 {} ms (p99 must be between \
+                             the mean and ~15x the mean)",
+                            w.service_mean_ms, w.service_p99_ms
+                        ),
+                    )
+                },
+            )?
+        }
+    };
+    positive("workload.queue_timeout_s", w.queue_timeout_s)?;
+    Ok(Workload {
+        profile,
+        balancer: w.balancer,
+        service,
+        backlog: w.backlog_requests as usize,
+        queue_timeout: duration("workload.queue_timeout_s", w.queue_timeout_s)?,
+    })
+}
+
+fn hour(key: &str, h: f64) -> Check {
+    finite(key, h)?;
+    if !(0.0..24.0).contains(&h) {
+        return fail(key, format!("is an hour of the day: 0 <= h < 24, got {h}"));
+    }
+    Ok(())
+}
+
+fn client(c: &RawClient) -> Result<Client, (String, String)> {
+    count("client.retries", c.retries, 0, 10)?;
+    count(
+        "client.keepalive_conns_per_worker",
+        c.keepalive_conns_per_worker,
+        0,
+        10_000,
+    )?;
+    Ok(Client {
+        retries: c.retries,
+        retry_delay: duration("client.retry_delay_ms", c.retry_delay_ms / 1000.0)
+            .map_err(|(k, r)| (k, r.replace(" s ", " ms / 1000 ")))?,
+        keepalive_conns_per_worker: c.keepalive_conns_per_worker,
+        stale_window: duration("client.stale_window_s", c.stale_window_s)?,
+    })
+}
