@@ -8,8 +8,9 @@
 # six fixes, on the same fleet, traffic and seed: one simulated day each
 # (`fleetsim run` + `fleetsim report`), and what each policy permits at
 # saturation (`fleetsim saturate` + `fleetsim report`); and the generated
-# 24-hour recording replayed, calibrated and validated over 8 seeds
-# (`fleetsim replay --calibrate` + `fleetsim report`).
+# 24-hour recording replayed, calibrated and validated over 8 seeds, then
+# two other policies re-run on it (the README's replay command, then
+# `fleetsim report`: tables, validation, what-if chart).
 set -eu
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
@@ -26,5 +27,7 @@ fleetsim saturate scenarios/render-2x3-fixed.toml --out results/render-2x3-fixed
 fleetsim report results/render-2x3-fixed-saturate
 
 fleetsim replay scenarios/recordings/generated-24h.csv --calibrate \
+    --scenario scenarios/recordings/generated-24h-truth.toml \
+    --what-if scenarios/whatif/ceiling-escalation.toml --what-if scenarios/whatif/token-bucket.toml \
     --out results/replay-generated-24h
 fleetsim report results/replay-generated-24h

@@ -284,6 +284,82 @@ fn older_outputs_render_with_a_note() {
 }
 
 #[test]
+fn what_ifs_are_tabled_and_drawn() {
+    use fleetsim::report::html::number;
+    let dir = TempDir::new("report-replay-whatif");
+    let html = replay_and_report(
+        dir.path(),
+        &[
+            "scenarios/recordings/generated-24h.csv",
+            "--calibrate",
+            "--seeds",
+            "3",
+            "--what-if",
+            "scenarios/whatif/token-bucket.toml",
+            "--what-if",
+            "scenarios/whatif/ceiling-escalation.toml",
+        ],
+    );
+    check_svgs(dir.path(), &["whatif.svg"]);
+    assert!(html.contains("id=\"whatif\""));
+    let w: Value =
+        serde_json::from_slice(&fs::read(dir.path().join("whatif.json")).unwrap()).unwrap();
+    let policies = w.as_array().unwrap();
+    assert_eq!(policies.len(), 3, "recorded + two alternatives");
+    let svg = fs::read_to_string(dir.path().join("whatif.svg")).unwrap();
+    for p in &policies[1..] {
+        let name = p["policy"].as_str().unwrap();
+        assert!(html.contains(&format!("<th>{name}: mean, difference +- 95% CI</th>")));
+        for f in p["figures"].as_array().unwrap() {
+            // Every difference is in the table, and its interval in the chart.
+            let scale = if f["metric"] == "capacity_loss_fraction" {
+                100.0
+            } else {
+                1.0
+            };
+            let d = f["diff_mean"].as_f64().unwrap() * scale;
+            let h = f["diff_ci95"].as_f64().unwrap() * scale;
+            let sign = if d >= 0.0 { "+" } else { "" };
+            let cell = format!("{sign}{} +- {}", number(d), number(h));
+            assert!(html.contains(&cell), "{name} {}: {cell}", f["metric"]);
+            assert!(
+                svg.contains(&format!("{} +- {}", number(d), number(h))),
+                "{cell}"
+            );
+        }
+    }
+
+    // Through the library: an interval that could not be computed (null in
+    // the file) shows as "-", a file of one policy draws nothing and says
+    // so, a file that is not a list of policies is an error naming it.
+    let mut files = Files::new();
+    for f in ["analysis.json", "validation.json"] {
+        files.insert(f.into(), fs::read(dir.path().join(f)).unwrap());
+    }
+    let mut one_seed = w.clone();
+    for p in one_seed.as_array_mut().unwrap() {
+        for f in p["figures"].as_array_mut().unwrap() {
+            f["diff_ci95"] = Value::Null;
+        }
+    }
+    files.insert("whatif.json".into(), serde_json::to_vec(&one_seed).unwrap());
+    let r = build(Kind::Replay, "null-ci", &files).unwrap();
+    assert!(r.charts.iter().any(|c| c.file == "whatif.svg"));
+    assert!(r.html.contains(" +- -</td>"), "a null interval shows as -");
+    assert!(!r.html.contains("NaN"));
+    files.insert(
+        "whatif.json".into(),
+        serde_json::to_vec(&Value::Array(vec![w[0].clone()])).unwrap(),
+    );
+    let r = build(Kind::Replay, "recorded-only", &files).unwrap();
+    assert!(!r.charts.iter().any(|c| c.file == "whatif.svg"));
+    assert!(r.html.contains("no alternative policy"));
+    files.insert("whatif.json".into(), b"{\"policy\": 1}".to_vec());
+    let e = build(Kind::Replay, "bad", &files).err().unwrap();
+    assert!(e.to_string().contains("whatif.json"), "{e}");
+}
+
+#[test]
 fn validation_samples_are_thinned_to_order_statistics() {
     let xs: Vec<f64> = (0..10_000).rev().map(f64::from).collect();
     let t = thin(&xs);

@@ -22,6 +22,7 @@ pub mod replay;
 pub mod saturate;
 pub mod sweep;
 pub mod timeline;
+pub mod whatif;
 
 use std::collections::BTreeMap;
 
@@ -46,7 +47,7 @@ pub enum Kind {
     Sweep,
     /// `fleetsim optimise`: trace.csv, best.toml.
     Optimise,
-    /// `fleetsim replay`: analysis.json (+ recording.csv, validation.json).
+    /// `fleetsim replay`: analysis.json (+ recording.csv, validation.json, whatif.json).
     Replay,
 }
 
@@ -82,7 +83,12 @@ impl Kind {
             Kind::Optimise => (&["trace.csv"], &["best.toml"]),
             Kind::Replay => (
                 &["analysis.json"],
-                &["recording.csv", "validation.json", "calibrated.toml"],
+                &[
+                    "recording.csv",
+                    "validation.json",
+                    "calibrated.toml",
+                    "whatif.json",
+                ],
             ),
         }
     }

@@ -2,7 +2,8 @@
 //! regime as tables (the file's own numbers, with units), validation.json's
 //! recorded-vs-simulated comparison, the recording (recording.csv) as a
 //! fleet timeline with one limit band per regime, the histograms of one
-//! regime, and the recorded-vs-simulated overlays.
+//! regime, the recorded-vs-simulated overlays, and the what-if policies
+//! (whatif.json) as a table and a forest chart.
 //!
 //! A recording holds what its emitters wrote: a chart whose data is not in
 //! it is left out and the page says why.
@@ -323,6 +324,21 @@ pub fn build_replay(name: &str, files: &Files) -> Result<Report, ReportError> {
         }
     }
     overlay_chart(validation.as_ref(), &mut charts, &mut notes)?;
+    if let Some(bytes) = files.get("whatif.json") {
+        let policies = super::whatif::parse(bytes)?;
+        if policies.len() < 2 {
+            notes.push("whatif.json holds no alternative policy: no what-if chart.".into());
+        } else {
+            grids.push(super::whatif::grid(&policies));
+            charts.push(c(
+                "whatif.svg",
+                "What-if: other policies on the calibrated window",
+                "Each alternative policy's difference against the recorded (calibrated)                  policy, per figure on its own axis: a dot at the mean of the paired                  differences over the seeds, a bar over its 95% interval; red and filled where                  the interval excludes zero."
+                    .into(),
+                super::whatif::forest(&policies)?,
+            ));
+        }
+    }
     Ok(Report {
         name: name.into(),
         kind: Some(Kind::Replay),

@@ -1,0 +1,254 @@
+//! `whatif.json` (written by `fleetsim replay --what-if`) in a replay
+//! report: a table of each policy's figures against the recorded policy,
+//! and a forest chart, one panel per figure on its own axis, of the paired
+//! differences with their 95% intervals.
+//!
+//! The file is read as plain JSON: an interval that could not be computed
+//! (one seed) is `null` there and shows as "-", never as zero.
+
+use super::chart::{self, Area, DrawResult, LEGEND_W, Swatch, axis_style, label_style, legend};
+use super::{Grid, ReportError, html, palette as pal};
+use crate::replay::whatif::FIGURES;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use serde_json::Value;
+
+/// One figure of one policy, as the file has it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    pub mean: Option<f64>,
+    pub diff: Option<f64>,
+    pub ci95: Option<f64>,
+}
+
+impl Cell {
+    /// The interval excludes zero.
+    fn significant(&self) -> bool {
+        matches!((self.diff, self.ci95), (Some(d), Some(c)) if d.abs() > c)
+    }
+}
+
+/// One policy: its name and a cell per entry of `FIGURES` (in that order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    pub name: String,
+    pub cells: Vec<Cell>,
+}
+
+fn bad(message: String) -> ReportError {
+    ReportError::Parse {
+        file: "whatif.json".into(),
+        message,
+    }
+}
+
+/// Reads whatif.json: an array of policies, the recorded one first.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Policy>, ReportError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+    let arr = v
+        .as_array()
+        .ok_or_else(|| bad("not an array of policies".into()))?;
+    arr.iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let name = p
+                .get("policy")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad(format!("policy {k}: no `policy` name")))?;
+            let figures = p
+                .get("figures")
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad(format!("policy {name}: no `figures` array")))?;
+            let cells = FIGURES
+                .iter()
+                .map(|(metric, _)| {
+                    let f = figures
+                        .iter()
+                        .find(|f| f.get("metric").and_then(Value::as_str) == Some(metric));
+                    let n = |key: &str| f.and_then(|f| f.get(key)).and_then(Value::as_f64);
+                    Cell {
+                        mean: n("mean"),
+                        diff: n("diff_mean"),
+                        ci95: n("diff_ci95"),
+                    }
+                })
+                .collect();
+            Ok(Policy {
+                name: name.to_string(),
+                cells,
+            })
+        })
+        .collect()
+}
+
+/// How a figure is shown: capacity loss as a percentage, the rest as is.
+fn scale(metric: &str) -> (f64, &'static str) {
+    if metric == "capacity_loss_fraction" {
+        (100.0, " %")
+    } else {
+        (1.0, "")
+    }
+}
+
+/// The table: a row per figure, the recorded policy's mean, then each
+/// alternative's mean and its paired difference.
+pub fn grid(policies: &[Policy]) -> Grid {
+    let mut header = vec!["figure".to_string()];
+    for (k, p) in policies.iter().enumerate() {
+        header.push(if k == 0 {
+            format!("{} (mean)", p.name)
+        } else {
+            format!("{}: mean, difference +- 95% CI", p.name)
+        });
+    }
+    let rows = FIGURES
+        .iter()
+        .enumerate()
+        .map(|(i, (metric, label))| {
+            let (x, unit) = scale(metric);
+            let show = |v: Option<f64>| v.map_or("-".to_string(), |v| html::number(v * x));
+            let mut row = vec![format!("{label}{unit}")];
+            for (k, p) in policies.iter().enumerate() {
+                let c = &p.cells[i];
+                if k == 0 {
+                    row.push(show(c.mean));
+                } else {
+                    let sign = if c.diff.is_some_and(|d| d >= 0.0) {
+                        "+"
+                    } else {
+                        ""
+                    };
+                    row.push(format!(
+                        "{}: {sign}{} +- {}{}",
+                        show(c.mean),
+                        show(c.diff),
+                        show(c.ci95),
+                        if c.significant() { " *" } else { "" }
+                    ));
+                }
+            }
+            row
+        })
+        .collect();
+    Grid {
+        title: "What-if (whatif.json): each policy on the calibrated window, the same seeds; \
+                differences against the recorded policy, paired (* the 95% interval excludes zero)"
+            .into(),
+        header,
+        rows,
+    }
+}
+
+const W: u32 = 1400;
+const PANEL_H: u32 = 46;
+
+/// A panel per figure, each on its own axis (the figures' units differ):
+/// every alternative's difference against the recorded policy, a dot with
+/// its 95% interval, filled where the interval excludes zero.
+pub fn forest(policies: &[Policy]) -> Result<String, ReportError> {
+    let alts = &policies[1.min(policies.len())..];
+    let panel = PANEL_H * alts.len().max(1) as u32 + 70;
+    let h = 40 + panel * FIGURES.len() as u32;
+    chart::render((W, h), |root| {
+        let area = chart::titled(
+            root,
+            "What-if: difference against the recorded policy, paired by seed (95% interval)",
+        )?;
+        let (plot, side) = area.split_horizontally(W - LEGEND_W);
+        let panels = plot.split_evenly((FIGURES.len(), 1));
+        for (i, p) in panels.iter().enumerate() {
+            figure_panel(p, alts, i)?;
+        }
+        let entries = vec![
+            (
+                "interval excludes zero".to_string(),
+                Swatch::Fill(pal::BYPASS_CEILING),
+            ),
+            (
+                "interval includes zero".to_string(),
+                Swatch::Line(pal::REFERENCE),
+            ),
+        ];
+        legend(&side.margin(20, 0, 0, 0), &entries)
+    })
+}
+
+fn figure_panel(area: &Area<'_>, alts: &[Policy], i: usize) -> DrawResult {
+    let (metric, label) = FIGURES[i];
+    let (x, unit) = scale(metric);
+    let ends = alts.iter().flat_map(|p| {
+        let c = &p.cells[i];
+        let d = c.diff.unwrap_or(0.0) * x;
+        let h = c.ci95.unwrap_or(0.0) * x;
+        [d - h, d + h, 0.0]
+    });
+    let span = chart::span(ends, 0.15);
+    let n = alts.len().max(1);
+    let keys: Vec<f64> = (0..n).map(|k| k as f64).collect();
+    let mut ch = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(30)
+        .margin_top(6)
+        .x_label_area_size(34)
+        .y_label_area_size(300)
+        .build_cartesian_2d(
+            span.0..span.1,
+            chart::Keyed::new(-0.6, n as f64 - 0.4, keys),
+        )?;
+    let names: Vec<String> = alts.iter().rev().map(|p| p.name.clone()).collect();
+    let fmt = |v: &f64| {
+        names
+            .get(v.round().max(0.0) as usize)
+            .cloned()
+            .unwrap_or_default()
+    };
+    // A tick a rounding error away from zero reads as zero, not -1.11e-16.
+    let tiny = (span.1 - span.0) * 1e-9;
+    let tick = |v: &f64| chart::short(if v.abs() < tiny { 0.0 } else { *v });
+    ch.configure_mesh()
+        .x_desc(format!("{label}{unit}: difference"))
+        .x_label_formatter(&tick)
+        .y_label_formatter(&fmt)
+        .disable_y_mesh()
+        .axis_desc_style(axis_style())
+        .label_style(label_style())
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .draw()?;
+    ch.draw_series(LineSeries::new(
+        vec![(0.0, -0.6), (0.0, n as f64 - 0.4)],
+        pal::REFERENCE.stroke_width(1),
+    ))?;
+    let right = label_style().pos(Pos::new(HPos::Left, VPos::Center));
+    for (k, p) in alts.iter().enumerate() {
+        let y = (n - 1 - k) as f64;
+        let c = &p.cells[i];
+        let Some(d) = c.diff.map(|d| d * x) else {
+            continue;
+        };
+        let color = if c.significant() {
+            pal::BYPASS_CEILING
+        } else {
+            pal::REFERENCE
+        };
+        if let Some(h) = c.ci95.map(|h| h * x) {
+            ch.draw_series(LineSeries::new(
+                vec![(d - h, y), (d + h, y)],
+                color.stroke_width(3),
+            ))?;
+        }
+        let dot = if c.significant() {
+            Circle::new((d, y), 6, color.filled())
+        } else {
+            Circle::new((d, y), 6, color.stroke_width(2))
+        };
+        ch.draw_series(std::iter::once(dot))?;
+        let text = match c.ci95 {
+            Some(h) => format!("{} +- {}", html::number(d), html::number(h * x)),
+            None => html::number(d),
+        };
+        ch.draw_series(std::iter::once(
+            EmptyElement::at((d, y)) + Text::new(text, (10, -14), right.clone()),
+        ))?;
+    }
+    Ok(())
+}
