@@ -112,8 +112,7 @@ impl<O: Observer> Sim<'_, O> {
         if inst.stale_conns.is_empty() || per_worker == 0 {
             return false;
         }
-        let pool = (per_worker as usize * self.sc.fleet.workers_per_instance) as f64;
-        let p = (inst.stale_conns.len() as f64 / pool).min(1.0);
+        let p = (inst.stale_conns.len() as f64 / self.sc.keepalive_pool()).min(1.0);
         if open01(&mut self.streams.client) < p {
             inst.stale_conns.pop_front();
             return true;
