@@ -67,7 +67,14 @@ impl<O: Observer> Sim<'_, O> {
                 BalancerKind::RoundRobin | BalancerKind::LeastOutstanding => {
                     let others = self.sc.workload.profile.rate_at(due) * delay.as_secs_f64();
                     let k = Poisson::new().draw(others, &mut self.streams.routing);
-                    (i as usize + 1 + k as usize) % n
+                    let r = (i as usize + 1 + k as usize) % n;
+                    // The retry takes its turn: the next step's requests
+                    // are dealt from the instance after it, as in exact
+                    // mode (with two instances the next fresh request goes
+                    // back to the one that reset, where the stale
+                    // connections are).
+                    self.rr_next = (r + 1) % n;
+                    r
                 }
             };
             if !self.stale_hit(due, r as u32) {

@@ -151,6 +151,9 @@ impl<O: Observer> Sim<'_, O> {
         };
         let (each, extra) = (total / n as u64, (total % n as u64) as usize);
         let start = self.rr_next;
+        // Set before the instances are stepped: a retry in the step moves
+        // the pointer on from its own pick (`client::leap_reset`).
+        self.rr_next = (start + extra) % n;
         for i in 0..n {
             let arrivals = if random {
                 let agg = self.agg.as_mut().expect("aggregate mode");
@@ -161,7 +164,6 @@ impl<O: Observer> Sim<'_, O> {
             };
             self.leap_instance(t0, t, i as u32, arrivals, mean / n as f64 / dt);
         }
-        self.rr_next = (start + extra) % n;
         self.record_latency_estimate();
     }
 
