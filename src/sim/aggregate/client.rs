@@ -5,12 +5,16 @@
 //! `stale_window_s` (`lifecycle::exit`). A step's served requests of an
 //! instance are spread evenly over the step, and each picks a stale one
 //! with the exact mode's probability (stale / pool), consuming it: a reset.
-//! A reset request is retried on the balancer's pick after the retry delay
-//! (round-robin: after a Poisson count of other arrivals; a random instance
-//! for the random balancer), where it may hit a stale connection again; out
-//! of retries it is a `fetch_failed`. Workers killed with work in flight (OOM, evil RSS,
-//! a drain past its graceful timeout) reset the requests they held: a
-//! Poisson count with the worker's mean occupancy, at most its slots.
+//! A connection closed later in the step than the request is not stale
+//! for it yet. A reset request is retried on the balancer's pick after the
+//! retry delay (round-robin: after a Poisson count of other arrivals, and
+//! the retry takes its turn, so the next step is dealt from the instance
+//! after it; a random instance for the random balancer), where it may hit
+//! a stale connection again; out of retries it is a `fetch_failed`.
+//! Workers killed with work in flight (OOM, evil RSS, a drain past its
+//! graceful timeout) reset the requests they held: a Poisson count with the
+//! worker's mean occupancy, at most its slots; at least one if its drain
+//! found it busy; none if it was booting.
 //!
 //! A drain finds its worker busy with the probability that it has a
 //! request in flight (its utilisation for a sync worker; an M/G/inf
