@@ -6,7 +6,7 @@
 //! of the 20 x 8 one, every metric the issue names is resolved (se < 1%)
 //! and within 3%, except the largest overshoot over the hard ceiling on
 //! the 20 x 8 fleet, where almost no worker passes the ceiling (see
-//! docs/performance.md, "Validation against exact mode").
+//! docs/aggregate.md, "Validation against exact mode").
 //!
 //! This file is the CI check within its time budget (~60 s on 2 cores):
 //! 500 seeds of the default fleet, where recycles per hour, capacity

@@ -19,7 +19,7 @@
 //! step). Resolution: at most one step late.
 //!
 //! Which `Summary` fields are exact, estimated, or not available in this
-//! mode: docs/performance.md, "Aggregated mode". In short, recycles, holds,
+//! mode: docs/aggregate.md, "Summary fields". In short, recycles, holds,
 //! RSS, overshoot, OOM and capacity are simulated as in exact mode; the
 //! client side (resets, retries, 503/504, waits, latency) is estimated from
 //! the per-step load, in `client.rs`.
