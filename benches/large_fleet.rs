@@ -6,7 +6,7 @@
 //!
 //! `large_fleet_aggregate` runs `scenarios/large-fleet.toml` (10,000
 //! workers, 50,000 rps, aggregate mode) for 2 simulated hours; the whole
-//! day is `fleetsim run scenarios/large-fleet.toml` (docs/performance.md).
+//! day is `fleetsim run scenarios/large-fleet.toml` (docs/aggregate.md).
 //!
 //! `cargo bench --bench large_fleet`; items/s are simulated requests per
 //! second (the events of one run are printed first). Peak memory:

@@ -1,154 +1,51 @@
 //! The aggregated (tau-leaping) mode against the exact mode, on fleets
-//! where both run: the figures the mode is meant for (recycles per hour,
-//! capacity loss, the largest overshoot, requests per worker at p10, p50,
-//! p90) must agree within 3%, averaged over seeds, where the seeds can
-//! resolve 3%; the others within three standard errors (see below; on the
-//! 20 x 8 fleet that is every requests-per-worker quantile, and the
-//! largest overshoot is compared in MB).
+//! where both run. The comparison (`common::aggval`, paired seeds, mean
+//! relative difference and its standard error) is the one
+//! `examples/aggregate_vs_exact.rs` runs with many more seeds for the
+//! README's table: there, with 5,000 seeds of the default fleet and 400
+//! of the 20 x 8 one, every metric the issue names is resolved (se < 1%)
+//! and within 3%, except the largest overshoot over the hard ceiling on
+//! the 20 x 8 fleet, where almost no worker passes the ceiling (see
+//! docs/aggregate.md, "Validation against exact mode").
 //!
-//! Why the seed counts are enough: each seed runs both modes, so the
-//! comparison is paired, and the assertion is on the mean relative
-//! difference. The key metrics must also have a standard error of that
-//! mean below 1% of the exact figure: a true 3% bias would then stand three
-//! standard errors from zero and fail the test, and noise alone cannot
-//! push an unbiased mode past 3%. Metrics whose seeds cannot resolve 3%
-//! (extreme values, tail quantiles) are checked within three standard
-//! errors and say so. `a_biased_mode_fails_the_comparison` shows that the
-//! comparison does fail on a fleet with 5% more traffic.
+//! This file is the CI check within its time budget (~60 s on 2 cores):
+//! 500 seeds of the default fleet, where recycles per hour, capacity
+//! loss, the largest RSS, the margin at recycle (mean and p99), the
+//! requests per worker (p50, p90, mean) and the client's resets and
+//! `retry_ok` must be resolved (se < 1%: a true 3% bias would stand three
+//! standard errors from zero and fail) and within 3%; the rest (the day's
+//! largest overshoot and its integral, the p10, `fetch_failed`) within 3%
+//! if these seeds resolve it, else within three standard errors. On the
+//! 20 x 8 fleet (10 seeds of 3 h, 8.6 million requests each in exact
+//! mode) only recycles per hour and capacity loss are resolved; the
+//! largest overshoot is checked in MB. `biased_modes_fail_the_comparison`
+//! shows that the comparison fails a fleet with 5% more traffic (through
+//! the margin and the requests per worker) and one with 5% more leak
+//! (through recycles per hour).
 
 mod common;
 
-use common::scenario;
-use fleetsim::metrics::{NullObserver, quantile_sorted};
-use fleetsim::{Scenario, Sim};
+use common::aggval::{self, Row, row};
+use fleetsim::Scenario;
+use fleetsim::metrics::NullObserver;
 
-/// The figures compared, per run.
-const METRICS: [&str; 7] = [
-    "recycles_per_hour",
-    "capacity_loss_fraction",
-    "max_overshoot_mb",
-    "mean_margin_mb",
-    "requests_per_worker_p10",
-    "requests_per_worker_p50",
-    "requests_per_worker_p90",
-];
-
-fn figures(sc: &Scenario, seed: u64) -> [f64; 7] {
-    let out = Sim::new(sc, seed, NullObserver).run().expect("a run");
-    let mut rpw: Vec<f64> = out
-        .metrics
-        .recycles
-        .iter()
-        .map(|r| r.requests as f64)
-        .collect();
-    rpw.sort_by(f64::total_cmp);
-    let q = |p| quantile_sorted(&rpw, p).unwrap_or(f64::NAN);
-    let recycles = &out.metrics.recycles;
-    let margin = recycles.iter().map(|r| r.margin_mb).sum::<f64>() / recycles.len().max(1) as f64;
-    let s = &out.summary;
-    [
-        s.recycles_per_hour,
-        s.capacity_loss_fraction,
-        s.max_overshoot_mb,
-        margin,
-        q(0.1),
-        q(0.5),
-        q(0.9),
-    ]
-}
-
-/// One metric over the seeds: the exact mean, the aggregate mean, the mean
-/// paired difference relative to the exact mean and its standard error.
-#[derive(Debug)]
-struct Row {
-    metric: &'static str,
-    exact: f64,
-    aggregate: f64,
-    diff: f64,
-    se: f64,
-}
-
-/// Runs `seeds` seeds of `exact` and `other` (two threads) and compares.
-fn compare(exact: &Scenario, other: &Scenario, seeds: u64) -> Vec<Row> {
-    let run = |seeds: Vec<u64>| -> Vec<([f64; 7], [f64; 7])> {
-        seeds
-            .into_iter()
-            .map(|s| (figures(exact, s), figures(other, s)))
-            .collect()
-    };
-    let (even, odd): (Vec<u64>, Vec<u64>) = (1..=seeds).partition(|s| s % 2 == 0);
-    let pairs: Vec<_> = std::thread::scope(|sc| {
-        let h = sc.spawn(|| run(odd));
-        let mut p = run(even);
-        p.extend(h.join().unwrap());
-        p
-    });
-    let n = pairs.len() as f64;
-    METRICS
-        .iter()
-        .enumerate()
-        .map(|(k, &metric)| {
-            let e = pairs.iter().map(|p| p.0[k]).sum::<f64>() / n;
-            let a = pairs.iter().map(|p| p.1[k]).sum::<f64>() / n;
-            let d: Vec<f64> = pairs.iter().map(|p| p.1[k] - p.0[k]).collect();
-            let md = d.iter().sum::<f64>() / n;
-            let var = d.iter().map(|x| (x - md) * (x - md)).sum::<f64>() / (n - 1.0);
-            Row {
-                metric,
-                exact: e,
-                aggregate: a,
-                diff: md / e,
-                se: (var / n).sqrt() / e,
-            }
-        })
-        .collect()
-}
-
-fn print(name: &str, rows: &[Row]) {
-    eprintln!("{name}");
-    for r in rows {
-        eprintln!(
-            "  {:<26} exact {:>12.6} aggregate {:>12.6} diff {:>+7.2}% se {:.2}%",
-            r.metric,
-            r.exact,
-            r.aggregate,
-            100.0 * r.diff,
-            100.0 * r.se
-        );
-    }
-}
-
-/// Whether a row resolves a difference of `tol`: its standard error is
-/// under a third of it, so a true `tol` bias would stand three standard
-/// errors from zero.
-fn resolved(r: &Row, tol: f64) -> bool {
-    r.se < tol / 3.0
-}
-
-/// Rows in `must_resolve` must resolve `tol` and be within it. Other rows
-/// within `tol` if they resolve it; if their seeds cannot (extreme values,
-/// tail quantiles), the difference must at least be within three standard
-/// errors of zero, and the printout says so.
-fn assert_within(name: &str, rows: &[Row], tol: f64, must_resolve: &[&str]) {
-    print(name, rows);
-    for r in rows {
+/// Rows in `must_resolve` must resolve `tol` and be within it; the other
+/// rows (but those in `skip`) within `tol` if they resolve it; if their
+/// seeds cannot (extreme values, tail quantiles, rare counts), within
+/// three standard errors of zero, and the printout says so.
+fn assert_within(name: &str, rows: &[Row], tol: f64, must_resolve: &[&str], skip: &[&str]) {
+    eprintln!("{name}\n{}", aggval::table(rows, tol));
+    for r in rows.iter().filter(|r| !skip.contains(&r.metric)) {
         if must_resolve.contains(&r.metric) {
             assert!(
-                resolved(r, tol),
+                r.resolved(tol),
                 "{name}: {} standard error {:.2}% is too large to test {:.0}%",
                 r.metric,
                 100.0 * r.se,
                 100.0 * tol
             );
         }
-        let bound = if resolved(r, tol) { tol } else { 3.0 * r.se };
-        if !resolved(r, tol) {
-            eprintln!(
-                "  {}: not resolved at {:.0}% by these seeds; checked within 3 se",
-                r.metric,
-                100.0 * tol
-            );
-        }
+        let bound = if r.resolved(tol) { tol } else { 3.0 * r.se };
         assert!(
             r.diff.abs() < bound,
             "{name}: {} differs by {:+.2}% (se {:.2}%; exact {}, aggregate {})",
@@ -161,96 +58,93 @@ fn assert_within(name: &str, rows: &[Row], tol: f64, must_resolve: &[&str]) {
     }
 }
 
-fn with(sets: &[&str], more: &[&str]) -> Scenario {
-    let all: Vec<&str> = sets.iter().chain(more).copied().collect();
-    scenario(&all)
-}
-
-const AGGREGATE: &str = "engine.mode=aggregate";
-
-/// 300 seeds: a pair of 24 h runs of the default fleet takes ~20 ms, and
-/// 300 bring the standard error of recycles per hour, capacity loss,
-/// margin and the median requests per worker under 1%.
+/// 500 seeds: a pair of 24 h runs of the default fleet takes ~20 ms.
 #[test]
 fn the_default_fleet_agrees_with_exact_mode() {
-    let base: &[&str] = &[];
-    let rows = compare(&with(base, &[]), &with(base, &[AGGREGATE]), 300);
+    let (exact, agg) = aggval::default_fleet(&[]).expect("the default");
+    let rows = aggval::compare(&exact, &agg, 1, 500, 2);
     let key = [
         "recycles_per_hour",
         "capacity_loss_fraction",
+        "max_rss_mb",
         "mean_margin_mb",
+        "margin_p99_mb",
         "requests_per_worker_p50",
         "requests_per_worker_p90",
+        "requests_per_worker_mean",
+        "requests_reset",
+        "retry_ok",
     ];
-    assert_within("render-2x3, 24 h, 300 seeds", &rows, 0.03, &key);
+    assert_within("render-2x3, 24 h, 500 seeds", &rows, 0.03, &key, &[]);
+    // `fetch_failed` (under one a day) must not collapse: when retries
+    // always went to the next instance, aggregate mode gave 0.03 a day
+    // against the exact 0.85 (40 seeds).
+    let f = row(&rows, "fetch_failed");
+    assert!(
+        f.exact > 0.3 && f.aggregate > 0.5 * f.exact,
+        "fetch_failed collapsed: exact {}, aggregate {} a day",
+        f.exact,
+        f.aggregate
+    );
 }
 
-/// The harness can fail: exact mode against exact mode with 5% more
-/// traffic does not pass the 3% check (the gates absorb most of it in
-/// recycles per hour, +1%, but workers are let go later: the margin and the
-/// requests per worker move by 3-9%, many standard errors).
+/// The harness can fail, and each key metric moves under some bias.
+/// Exact mode against exact mode with 5% more traffic: the gates absorb
+/// most of it in recycles per hour (+1%), but workers are let go later,
+/// so the margin (+8%) and the requests per worker (+3-4%) fail. With 5%
+/// more leak (velocity and steps) workers are let go sooner: recycles per
+/// hour and capacity loss (+3.4%, se 0.2%) fail.
 #[test]
-fn a_biased_mode_fails_the_comparison() {
-    let base: &[&str] = &[];
-    let rows = compare(&with(base, &[]), &with(base, &["workload.rps=1.03"]), 100);
-    print("exact vs exact at +5% rps, 100 seeds", &rows);
-    let caught: Vec<&str> = rows
-        .iter()
-        .filter(|r| resolved(r, 0.03) && r.diff.abs() > 0.03)
-        .map(|r| r.metric)
-        .collect();
-    assert!(!caught.is_empty(), "a 5% faster fleet passed: {rows:?}");
+fn biased_modes_fail_the_comparison() {
+    let (exact, _) = aggval::default_fleet(&[]).expect("the default");
+    for (sets, must_catch) in [
+        (
+            &["workload.rps=1.029"][..],
+            &["mean_margin_mb", "requests_per_worker_p50"][..],
+        ),
+        (
+            &[
+                "fleet.leak.mean_mb_per_request=0.0462",
+                "fleet.leak.step_mean_mb=20.475",
+            ],
+            &["recycles_per_hour", "capacity_loss_fraction"],
+        ),
+    ] {
+        let (biased, _) = aggval::default_fleet(sets).expect("a biased default");
+        let rows = aggval::compare(&exact, &biased, 1, 100, 2);
+        eprintln!(
+            "exact vs exact with {sets:?}, 100 seeds\n{}",
+            aggval::table(&rows, 0.03)
+        );
+        for &m in must_catch {
+            let r = row(&rows, m);
+            assert!(
+                r.resolved(0.03) && r.diff.abs() > 0.03,
+                "{sets:?}: {m} passed the 3% check: {r:?}"
+            );
+        }
+    }
 }
-
-/// `scenarios/large-fleet.toml` with `sets` applied, or the loader's error.
-fn try_large_fleet(sets: &[&str]) -> Result<Scenario, fleetsim::scenario::ScenarioError> {
-    let overrides: Vec<_> = sets
-        .iter()
-        .map(|s| fleetsim::scenario::parse_override(s).expect("an override"))
-        .collect();
-    fleetsim::scenario::load(
-        include_str!("../scenarios/large-fleet.toml"),
-        "large-fleet.toml",
-        &overrides,
-        &mut |p| Err(format!("no files ({p})")),
-    )
-    .map(|(_, sc)| sc)
-}
-
-fn large_fleet(sets: &[&str]) -> Scenario {
-    try_large_fleet(sets).expect("a valid scenario")
-}
-
-/// The large fleet's policy on 20 instances x 8 workers at its per-worker
-/// rate (5 rps: 800 rps in all) for 3 h, the bucket scaled to 160 workers.
-const MEDIUM: [&str; 5] = [
-    "fleet.instances=20",
-    "workload.rps=800",
-    "policy.token_bucket.rate_per_hour=288",
-    "policy.token_bucket.burst=5",
-    "run.duration_h=3",
-];
 
 /// 10 seeds of 3 h (an exact run is ~8.6 million requests): the standard
 /// error of recycles per hour and capacity loss is just under 1%; the
-/// requests-per-worker quantiles are checked within 3 standard errors.
-/// No worker passes the hard ceiling by more than a few MB in either mode,
-/// so the relative `max_overshoot_mb` is not meaningful here: it is
-/// checked in MB.
+/// other figures are checked within 3 standard errors. Almost no worker
+/// passes the hard ceiling in either mode, so the relative
+/// `max_overshoot_mb` and its integral are not meaningful here: the
+/// largest overshoot is checked in MB.
 #[test]
 fn a_medium_fleet_agrees_with_exact_mode() {
-    let exact = large_fleet(&[&MEDIUM[..], &["engine.mode=exact"]].concat());
-    let rows = compare(&exact, &large_fleet(&MEDIUM), 10);
-    let (overshoot, rest): (Vec<Row>, Vec<Row>) = rows
-        .into_iter()
-        .partition(|r| r.metric == "max_overshoot_mb");
+    let (exact, agg) = aggval::medium_fleet(3.0, &[]).expect("the medium fleet");
+    let rows = aggval::compare(&exact, &agg, 1, 10, 2);
     let key = ["recycles_per_hour", "capacity_loss_fraction"];
-    assert_within("20 x 8 at 800 rps, 3 h, 10 seeds", &rest, 0.03, &key);
-    let o = &overshoot[0];
-    eprintln!(
-        "  max_overshoot_mb: exact {:.3} MB, aggregate {:.3} MB (checked within 5 MB)",
-        o.exact, o.aggregate
-    );
+    let rare = [
+        "max_overshoot_mb",
+        "overshoot_mb_s",
+        "runs_over_ceiling",
+        "fetch_failed",
+    ];
+    assert_within("20 x 8 at 800 rps, 3 h, 10 seeds", &rows, 0.03, &key, &rare);
+    let o = row(&rows, "max_overshoot_mb");
     assert!(
         (o.aggregate - o.exact).abs() < 5.0,
         "max overshoot {} MB vs {} MB",
@@ -263,7 +157,7 @@ fn a_medium_fleet_agrees_with_exact_mode() {
 /// for a day, and a busy medium fleet (recycles, OOM pressure, resets).
 #[test]
 fn aggregate_runs_keep_every_invariant() {
-    let s = common::run_checked(&with(&[], &[AGGREGATE]), 5, NullObserver);
+    let s = common::check(&[aggval::AGGREGATE], 5);
     assert!(s.recycles > 50 && s.retry_ok > 0, "{s:?}");
     assert_eq!(s.requests_total, s.requests_failed + completed(&s));
     let busy = large_fleet(&[
@@ -309,71 +203,83 @@ fn the_large_fleet_fits_its_event_budget() {
     assert!(estimate < 3e7, "{estimate}");
     assert!(estimate < sc.max_events as f64);
     // The same fleet request by request: ~8.6e9 events, refused up front.
-    let e = try_large_fleet(&["engine.mode=exact"]).expect_err("over budget");
+    let e = aggval::try_large_fleet(&["engine.mode=exact"]).expect_err("over budget");
     assert_eq!(e.key.as_deref(), Some("run.max_events"), "{e}");
 }
 
-/// The client side is estimated in aggregate mode (stale keep-alive
-/// connections at the per-step load, retries on the balancer's pick after
-/// the retry delay): on the default fleet its resets, `retry_ok` and
-/// `fetch_failed` must match the exact mode's. `fetch_failed` (under one a
-/// day) is checked within 3 standard errors and must not collapse: when
-/// retries always went to the next instance, aggregate mode gave 0.03 a day
-/// against the exact 0.85 (40 seeds).
+fn large_fleet(sets: &[&str]) -> Scenario {
+    aggval::try_large_fleet(sets).expect("a valid scenario")
+}
+
+/// Sets for a fleet where OOM kills are frequent and requests many per
+/// step: one instance of 4 sync workers at 40 rps (10 ms service), 60 s
+/// steps, a container that holds the four only briefly, no recycling and
+/// no keep-alive pool (so every reset is an in-flight kill).
+const OOM_EVERY_STEP: [&str; 14] = [
+    "engine.mode=aggregate",
+    "engine.step_s=60",
+    "fleet.instances=1",
+    "fleet.workers_per_instance=4",
+    "workload.rps=40",
+    "workload.profile=constant",
+    "workload.service_mean_ms=10",
+    "workload.service_p99_ms=50",
+    "fleet.container_mb=1400",
+    "policy.base_limit_mb=3000",
+    "policy.hard_limit_mb=4000",
+    "client.keepalive_conns_per_worker=0",
+    "policy.busy_rps=1000",
+    "run.duration_h=2",
+];
+
+/// When one worker's growth in a step OOM-kills a later worker of the same
+/// instance, that worker served its share of the step all the same: the
+/// fleet's arrivals are the Poisson total (plus the requests the kills
+/// found in flight). Counting only the survivors' shares lost ~600
+/// requests (a worker's 60 s share) at each such kill.
 #[test]
-fn the_client_estimates_agree_with_exact_mode() {
-    let exact = with(&[], &[]);
-    let agg = with(&[], &[AGGREGATE]);
-    let seeds = 200u64;
-    let mut diffs = [Vec::new(), Vec::new(), Vec::new()];
-    let mut means = [[0.0f64; 2]; 3];
-    for seed in 1..=seeds {
-        let a = Sim::new(&exact, seed, NullObserver)
-            .run()
-            .expect("exact")
-            .summary;
-        let b = Sim::new(&agg, seed, NullObserver)
-            .run()
-            .expect("aggregate")
-            .summary;
-        let pairs = [
-            (a.requests_reset as f64, b.requests_reset as f64),
-            (a.retry_ok as f64, b.retry_ok as f64),
-            (a.fetch_failed as f64, b.fetch_failed as f64),
-        ];
-        for (k, (x, y)) in pairs.into_iter().enumerate() {
-            diffs[k].push(y - x);
-            means[k][0] += x / seeds as f64;
-            means[k][1] += y / seeds as f64;
-        }
-    }
-    let names = ["requests_reset", "retry_ok", "fetch_failed"];
-    for k in 0..3 {
-        let d = &diffs[k];
-        let mean = d.iter().sum::<f64>() / d.len() as f64;
-        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (d.len() - 1) as f64;
-        let se = (var / d.len() as f64).sqrt();
-        let [e, g] = means[k];
-        println!(
-            "  {:16} exact {e:10.4} aggregate {g:10.4} diff {mean:+.4} se {se:.4}",
-            names[k]
-        );
-        assert!(
-            mean.abs() <= 3.0 * se + 1e-9 || (mean / e).abs() <= 0.03,
-            "{}: exact {e}, aggregate {g}, diff {mean} (se {se})",
-            names[k]
-        );
-        if k < 2 {
-            assert!(
-                (mean / e).abs() <= 0.03,
-                "{}: beyond 3%: {mean} of {e}",
-                names[k]
-            );
-        }
-    }
-    let [e, g] = means[2];
+fn an_oom_kill_in_a_step_still_counts_the_victims_share() {
+    let s = common::check(&OOM_EVERY_STEP, 3);
+    assert!(s.oom_kills > 100, "{s:?}");
+    assert_eq!(s.requests_failed, 0, "{s:?}");
+    let expected = 40.0 * 7200.0 + s.requests_reset as f64;
+    let sd = (40.0f64 * 7200.0).sqrt();
+    let got = s.requests_total as f64;
     assert!(
-        e > 0.3 && g > 0.5 * e,
-        "fetch_failed collapsed: exact {e}, aggregate {g} a day"
+        (got - expected).abs() < 4.0 * sd,
+        "{got} requests arrived, {expected} +- {sd:.0} expected ({} OOM kills)",
+        s.oom_kills
     );
+}
+
+/// A drain that finds its worker busy waits for the residual service
+/// time; with a graceful timeout shorter than that, it is killed with
+/// work in flight: at least one request (exactly one for a sync worker),
+/// never none. No OOM kills and no keep-alive pool: every reset is a drain
+/// kill's.
+#[test]
+fn a_drain_kill_after_a_busy_drain_finds_work_in_flight() {
+    for concurrency in [1u32, 4] {
+        let c = format!("fleet.concurrency={concurrency}");
+        let s = common::check(
+            &[
+                aggval::AGGREGATE,
+                "run.duration_h=6",
+                "workload.rps=30",
+                "workload.profile=constant",
+                "fleet.graceful_timeout_s=0.1",
+                "client.keepalive_conns_per_worker=0",
+                "policy.busy_rps=100",
+                &c,
+            ],
+            3,
+        );
+        assert!(s.drain_kills > 50 && s.oom_kills == 0, "{s:?}");
+        let (kills, resets) = (s.drain_kills, s.requests_reset);
+        if concurrency == 1 {
+            assert_eq!(resets, kills, "{s:?}");
+        } else {
+            assert!(resets >= kills && resets <= 4 * kills, "{s:?}");
+        }
+    }
 }

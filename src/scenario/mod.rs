@@ -112,6 +112,15 @@ pub struct Client {
     pub stale_window: SimTime,
 }
 
+impl Scenario {
+    /// The client's keep-alive pool to one instance: connections per
+    /// worker times workers per instance. A request picks one of them, so
+    /// `stale / pool` of its picks hit a connection the server closed.
+    pub fn keepalive_pool(&self) -> f64 {
+        (self.client.keepalive_conns_per_worker as usize * self.fleet.workers_per_instance) as f64
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     pub base_limit_mb: f64,

@@ -68,7 +68,7 @@ pub enum EngineMode {
     Aggregate,
 }
 
-/// How requests are simulated (docs/performance.md, "Aggregated mode").
+/// How requests are simulated (docs/aggregate.md).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawEngine {

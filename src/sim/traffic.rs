@@ -113,8 +113,18 @@ impl<O: Observer> Sim<'_, O> {
         if inst.stale_conns.is_empty() || per_worker == 0 {
             return false;
         }
-        let pool = (per_worker as usize * self.sc.fleet.workers_per_instance) as f64;
-        let p = (inst.stale_conns.len() as f64 / pool).min(1.0);
+        let mut stale = inst.stale_conns.len();
+        if self.agg.is_some() {
+            // An aggregate step places its requests over the step after the
+            // step's exits have run: a connection closed after `t` is not
+            // stale yet (entries are in exit order, one window each).
+            let window = self.sc.client.stale_window;
+            stale = inst.stale_conns.partition_point(|&exp| exp <= t + window);
+            if stale == 0 {
+                return false;
+            }
+        }
+        let p = (stale as f64 / self.sc.keepalive_pool()).min(1.0);
         if open01(&mut self.streams.client) < p {
             inst.stale_conns.pop_front();
             return true;

@@ -7,6 +7,7 @@
 //! part of it, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod aggval;
 pub mod page;
 pub mod replay;
 

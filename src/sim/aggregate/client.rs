@@ -5,12 +5,16 @@
 //! `stale_window_s` (`lifecycle::exit`). A step's served requests of an
 //! instance are spread evenly over the step, and each picks a stale one
 //! with the exact mode's probability (stale / pool), consuming it: a reset.
-//! A reset request is retried on the balancer's pick after the retry delay
-//! (round-robin: after a Poisson count of other arrivals; a random instance
-//! for the random balancer), where it may hit a stale connection again; out
-//! of retries it is a `fetch_failed`. Workers killed with work in flight (OOM, evil RSS,
-//! a drain past its graceful timeout) reset the requests they held: a
-//! Poisson count with the worker's mean occupancy, at most its slots.
+//! A connection closed later in the step than the request is not stale
+//! for it yet. A reset request is retried on the balancer's pick after the
+//! retry delay (round-robin: after a Poisson count of other arrivals, and
+//! the retry takes its turn, so the next step is dealt from the instance
+//! after it; a random instance for the random balancer), where it may hit
+//! a stale connection again; out of retries it is a `fetch_failed`.
+//! Workers killed with work in flight (OOM, evil RSS, a drain past its
+//! graceful timeout) reset the requests they held: a Poisson count with the
+//! worker's mean occupancy, at most its slots; at least one if its drain
+//! found it busy; none if it was booting.
 //!
 //! A drain finds its worker busy with the probability that it has a
 //! request in flight (its utilisation for a sync worker; an M/G/inf
@@ -47,11 +51,10 @@ impl<O: Observer> Sim<'_, O> {
 
     /// A counted, served request was reset at `at`: retry it on another
     /// pick until it gets through (`retry_ok`) or runs out (`fetch_failed`,
-    /// which turns the completion into a failure).
+    /// which turns the completion into a failure). Each retry picks a
+    /// connection by the exact mode's rule (`stale_hit`).
     fn leap_reset(&mut self, at: SimTime, i: u32) {
         self.m.resets += 1;
-        let pool = (self.sc.client.keepalive_conns_per_worker as usize
-            * self.sc.fleet.workers_per_instance) as f64;
         let delay = self.sc.client.retry_delay;
         let n = self.instances.len();
         let mut due = at;
@@ -68,21 +71,22 @@ impl<O: Observer> Sim<'_, O> {
                 BalancerKind::RoundRobin | BalancerKind::LeastOutstanding => {
                     let others = self.sc.workload.profile.rate_at(due) * delay.as_secs_f64();
                     let k = Poisson::new().draw(others, &mut self.streams.routing);
-                    (i as usize + 1 + k as usize) % n
+                    let r = (i as usize + 1 + k as usize) % n;
+                    // The retry takes its turn: the next step's requests
+                    // are dealt from the instance after it, as in exact
+                    // mode (with two instances the next fresh request goes
+                    // back to the one that reset, where the stale
+                    // connections are).
+                    self.rr_next = (r + 1) % n;
+                    r
                 }
             };
-            let stale = &mut self.instances[r].stale_conns;
-            while stale.front().is_some_and(|&exp| exp <= due) {
-                stale.pop_front();
-            }
-            let p = (stale.len() as f64 / pool).min(1.0);
-            if open01(&mut self.streams.client) >= p {
+            if !self.stale_hit(due, r as u32) {
                 self.m.retry_ok += 1;
                 let latency = (due - at) + SimTime(self.agg().service_mean_us as u64);
                 self.leap_client_row(at, i, EventKind::RetryOk, latency);
                 return;
             }
-            self.instances[r].stale_conns.pop_front();
             self.m.resets += 1;
         }
         self.m.completed -= 1;
@@ -115,15 +119,24 @@ impl<O: Observer> Sim<'_, O> {
     /// Kills worker `w` with its in-flight work: those requests (not yet
     /// counted; the step that would have credited them never will) arrive,
     /// are served as far as the count goes, and reset.
+    ///
+    /// A serving worker holds a Poisson count (its mean occupancy); a
+    /// draining one whose drain found it busy holds at least one (the count
+    /// given that it is not zero), an idle-drained or booting one none.
     pub(in crate::sim) fn leap_kill_in_flight(&mut self, t: SimTime, w: u32) {
         let occupancy = self.occupancy(t);
         let slots = self.sc.fleet.concurrency as u64;
+        let worker = &self.workers[w as usize];
+        let (i, state, generation) = (worker.instance, worker.state, worker.generation);
         let agg = self.agg.as_mut().expect("aggregate mode");
-        let n = agg
-            .poisson
-            .draw(occupancy, &mut self.streams.client)
-            .min(slots);
-        let i = self.workers[w as usize].instance;
+        let busy = agg.drain_busy[w as usize].take() == Some(generation);
+        let rng = &mut self.streams.client;
+        let n = match state {
+            WorkerState::Serving => agg.poisson.draw(occupancy, rng),
+            WorkerState::Draining if busy => agg.poisson.draw_positive(occupancy, rng),
+            _ => 0,
+        }
+        .min(slots);
         for _ in 0..n {
             self.m.arrived += 1;
             self.m.completed += 1;
@@ -151,6 +164,7 @@ impl<O: Observer> Sim<'_, O> {
             return;
         }
         let generation = self.workers[w as usize].generation;
+        self.agg().drain_busy[w as usize] = Some(generation);
         let residual = self.agg().residual;
         let graceful = self.sc.fleet.graceful_timeout;
         let ev = if residual < graceful {

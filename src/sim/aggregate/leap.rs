@@ -55,6 +55,28 @@ impl Poisson {
         }
         k
     }
+
+    /// One draw given that it is not zero (the zero-truncated Poisson): a
+    /// worker known to be busy holds at least one request. By inversion of
+    /// `P(K = k | K >= 1) = e^-mean mean^k / k! / (1 - e^-mean)`; for a
+    /// large mean zero has no weight, and for `mean <= 0` the count is 1.
+    pub fn draw_positive(&mut self, mean: f64, rng: &mut StreamRng) -> u64 {
+        if mean <= 0.0 {
+            return 1;
+        }
+        if mean >= POISSON_NORMAL_FROM {
+            return self.draw(mean, rng).max(1);
+        }
+        let u = open01(rng) * -(-mean).exp_m1();
+        let (mut k, mut p) = (1u64, (-mean).exp() * mean);
+        let mut cdf = p;
+        while u > cdf && p > 0.0 {
+            k += 1;
+            p *= mean / k as f64;
+            cdf += p;
+        }
+        k
+    }
 }
 
 /// Powers `base^n`, tabled for the small `n` a step's count takes (a
@@ -277,6 +299,25 @@ mod tests {
             assert!((v / mean - 1.0).abs() < 0.04, "mean {mean}: variance {v}");
         }
         assert_eq!(p.draw(0.0, &mut rng), 0);
+    }
+
+    #[test]
+    fn positive_counts_are_poisson_given_not_zero() {
+        let mut rng = stream(5, Stream::Client);
+        let mut p = Poisson::new();
+        for mean in [0.001, 0.05, 0.8, 5.0, 200.0] {
+            let xs: Vec<u64> = (0..100_000)
+                .map(|_| p.draw_positive(mean, &mut rng))
+                .collect();
+            assert!(xs.iter().all(|&x| x >= 1), "mean {mean}: a zero");
+            let m = xs.iter().sum::<u64>() as f64 / xs.len() as f64;
+            let expected = mean / -(-mean).exp_m1();
+            assert!(
+                (m / expected - 1.0).abs() < 0.01,
+                "mean {mean}: {m} vs {expected}"
+            );
+        }
+        assert_eq!(p.draw_positive(0.0, &mut rng), 1);
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! step). Resolution: at most one step late.
 //!
 //! Which `Summary` fields are exact, estimated, or not available in this
-//! mode: docs/performance.md, "Aggregated mode". In short, recycles, holds,
+//! mode: docs/aggregate.md, "Summary fields". In short, recycles, holds,
 //! RSS, overshoot, OOM and capacity are simulated as in exact mode; the
 //! client side (resets, retries, 503/504, waits, latency) is estimated from
 //! the per-step load, in `client.rs`.
@@ -54,8 +54,12 @@ pub(in crate::sim) struct Aggregate {
     leak: leap::Leak,
     /// This step's Erlang C `(P(wait), mean wait)` by serving slots.
     waits: Vec<Option<Option<(f64, f64)>>>,
-    /// Per worker of the instance being stepped: seconds served in the step.
-    overlap: Vec<f64>,
+    /// Per worker of the instance being stepped: seconds served in the
+    /// step, and the generation that served them.
+    overlap: Vec<(f64, u32)>,
+    /// Per worker struct: the generation whose drain found it busy (a kill
+    /// before that drain ends finds at least one request in flight).
+    drain_busy: Vec<Option<u32>>,
     /// Per worker struct: the generation and its running credit of
     /// requests (below one: the fraction of a request not yet served).
     credit: Vec<(u32, f64)>,
@@ -82,8 +86,9 @@ impl Aggregate {
             poisson: Poisson::new(),
             leak: leap::Leak::new(&sc.fleet.leak),
             waits: vec![None; spi * sc.fleet.concurrency + 1],
-            overlap: vec![0.0; spi],
+            overlap: vec![(0.0, 0); spi],
             credit: vec![(u32::MAX, 0.0); sc.fleet.instances * spi],
+            drain_busy: vec![None; sc.fleet.instances * spi],
             wait_mix: (0, 0.0, 0.0),
         })
     }
@@ -146,6 +151,9 @@ impl<O: Observer> Sim<'_, O> {
         };
         let (each, extra) = (total / n as u64, (total % n as u64) as usize);
         let start = self.rr_next;
+        // Set before the instances are stepped: a retry in the step moves
+        // the pointer on from its own pick (`client::leap_reset`).
+        self.rr_next = (start + extra) % n;
         for i in 0..n {
             let arrivals = if random {
                 let agg = self.agg.as_mut().expect("aggregate mode");
@@ -156,7 +164,6 @@ impl<O: Observer> Sim<'_, O> {
             };
             self.leap_instance(t0, t, i as u32, arrivals, mean / n as f64 / dt);
         }
-        self.rr_next = (start + extra) % n;
         self.record_latency_estimate();
     }
 
@@ -178,7 +185,7 @@ impl<O: Observer> Sim<'_, O> {
             } else {
                 0.0
             };
-            agg.overlap[k] = o;
+            agg.overlap[k] = (o, w.generation);
             serving_s += o;
             let c = &mut agg.credit[first + k];
             if c.0 != w.generation {
@@ -204,19 +211,25 @@ impl<O: Observer> Sim<'_, O> {
             let scale = load.served / serving_s;
             for k in 0..self.spi {
                 let agg = self.agg.as_mut().expect("aggregate mode");
-                let o = agg.overlap[k];
+                let (o, generation) = agg.overlap[k];
                 let w = first + k;
-                // An earlier worker's OOM kill may have ended this one.
-                if o <= 0.0 || self.workers[w].state != WorkerState::Serving {
+                if o <= 0.0 {
                     continue;
                 }
                 let c = &mut agg.credit[w].1;
                 *c += o * scale;
                 // Truncation is the floor: the credit is never negative.
                 let n = *c as u64;
-                if n > 0 {
-                    *c -= n as f64;
-                    served += n;
+                if n == 0 {
+                    continue;
+                }
+                *c -= n as f64;
+                served += n;
+                let worker = &self.workers[w];
+                // An earlier worker's OOM kill at the step's end may have
+                // ended this one (or a trigger started its drain): it served
+                // its share over the step all the same, but nothing grows.
+                if worker.generation == generation && worker.state == WorkerState::Serving {
                     self.serve_leap(t, w as u32, n);
                 }
             }
