@@ -213,6 +213,25 @@ impl Keyed {
     }
 }
 
+/// A y axis of `n` named rows, the first on top: row `k` sits at
+/// `y = n - 1 - k`, with a tick at each row.
+pub fn rows_axis(n: usize) -> Keyed {
+    Keyed::new(-0.6, n as f64 - 0.4, (0..n).map(|k| k as f64).collect())
+}
+
+/// The label formatter of `rows_axis`: `names` in row order, first on top.
+pub fn row_names(names: &[String]) -> impl Fn(&f64) -> String + '_ {
+    move |v: &f64| {
+        let k = v.round().max(0.0) as usize;
+        names
+            .len()
+            .checked_sub(k + 1)
+            .and_then(|i| names.get(i))
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
 impl Ranged for Keyed {
     type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
     type ValueType = f64;

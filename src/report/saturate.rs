@@ -98,21 +98,15 @@ fn bars_panel(area: &Area<'_>, rows: &[Bar], absorbable: Option<f64>) -> DrawRes
     let n = rows.len();
     let vals = rows.iter().flat_map(|r| [r.value, r.escalated]).flatten();
     let x = span_from_zero(vals, 0.3);
-    let keys: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let mut ch = ChartBuilder::on(area)
         .margin_left(10)
         .margin_right(30)
         .margin_top(10)
         .x_label_area_size(50)
         .y_label_area_size(230)
-        .build_cartesian_2d(x.0..x.1, chart::Keyed::new(-0.6, n as f64 - 0.4, keys))?;
-    let labels: Vec<String> = rows.iter().rev().map(|r| r.label.clone()).collect();
-    let fmt = |v: &f64| {
-        labels
-            .get(v.round().max(0.0) as usize)
-            .cloned()
-            .unwrap_or_default()
-    };
+        .build_cartesian_2d(x.0..x.1, chart::rows_axis(n))?;
+    let labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+    let fmt = chart::row_names(&labels);
     ch.configure_mesh()
         .x_desc("recycles per hour, fleet-wide (/h)")
         .x_label_formatter(&chart::num_label)

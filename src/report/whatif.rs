@@ -184,24 +184,15 @@ fn figure_panel(area: &Area<'_>, alts: &[Policy], i: usize) -> DrawResult {
     });
     let span = chart::span(ends, 0.15);
     let n = alts.len().max(1);
-    let keys: Vec<f64> = (0..n).map(|k| k as f64).collect();
     let mut ch = ChartBuilder::on(area)
         .margin_left(10)
         .margin_right(30)
         .margin_top(6)
         .x_label_area_size(34)
         .y_label_area_size(300)
-        .build_cartesian_2d(
-            span.0..span.1,
-            chart::Keyed::new(-0.6, n as f64 - 0.4, keys),
-        )?;
-    let names: Vec<String> = alts.iter().rev().map(|p| p.name.clone()).collect();
-    let fmt = |v: &f64| {
-        names
-            .get(v.round().max(0.0) as usize)
-            .cloned()
-            .unwrap_or_default()
-    };
+        .build_cartesian_2d(span.0..span.1, chart::rows_axis(n))?;
+    let names: Vec<String> = alts.iter().map(|p| p.name.clone()).collect();
+    let fmt = chart::row_names(&names);
     // A tick a rounding error away from zero reads as zero, not -1.11e-16.
     let tiny = (span.1 - span.0) * 1e-9;
     let tick = |v: &f64| chart::short(if v.abs() < tiny { 0.0 } else { *v });
