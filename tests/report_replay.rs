@@ -293,7 +293,7 @@ fn what_ifs_are_tabled_and_drawn() {
             "scenarios/recordings/generated-24h.csv",
             "--calibrate",
             "--seeds",
-            "3",
+            "8",
             "--what-if",
             "scenarios/whatif/token-bucket.toml",
             "--what-if",
@@ -307,27 +307,83 @@ fn what_ifs_are_tabled_and_drawn() {
     let policies = w.as_array().unwrap();
     assert_eq!(policies.len(), 3, "recorded + two alternatives");
     let svg = fs::read_to_string(dir.path().join("whatif.svg")).unwrap();
-    for p in &policies[1..] {
-        let name = p["policy"].as_str().unwrap();
-        assert!(html.contains(&format!("<th>{name}: mean, difference +- 95% CI</th>")));
-        for f in p["figures"].as_array().unwrap() {
-            // Every difference is in the table, and its interval in the chart.
-            let scale = if f["metric"] == "capacity_loss_fraction" {
-                100.0
-            } else {
-                1.0
-            };
+    // The table, cell by cell: a row per figure, the recorded mean, then
+    // each alternative's "mean: difference +- interval" and its marker.
+    let start = html
+        .find("<h2>What-if (whatif.json)")
+        .expect("the what-if table");
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    let rows: Vec<Vec<String>> = table
+        .split("<tr>")
+        .skip(2) // before the table, the header row
+        .map(|r| {
+            r.split("<td")
+                .skip(1)
+                .map(|c| {
+                    let c = &c[c.find('>').unwrap() + 1..];
+                    unescape(&c[..c.find("</td>").unwrap()])
+                })
+                .collect()
+        })
+        .collect();
+    let metrics = fleetsim::replay::whatif::FIGURES;
+    assert_eq!(rows.len(), metrics.len());
+    let mut significant = 0;
+    for (k, (metric, label)) in metrics.iter().enumerate() {
+        let scale = if *metric == "capacity_loss_fraction" {
+            100.0
+        } else {
+            1.0
+        };
+        let unit = if scale == 100.0 { " %" } else { "" };
+        assert_eq!(rows[k][0], format!("{label}{unit}"));
+        let figure = |p: &Value| {
+            p["figures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["metric"] == *metric)
+                .unwrap()
+                .clone()
+        };
+        let recorded = figure(&policies[0]);
+        assert_eq!(
+            rows[k][1],
+            number(recorded["mean"].as_f64().unwrap() * scale)
+        );
+        for (c, p) in policies[1..].iter().enumerate() {
+            let f = figure(p);
+            let m = f["mean"].as_f64().unwrap() * scale;
             let d = f["diff_mean"].as_f64().unwrap() * scale;
             let h = f["diff_ci95"].as_f64().unwrap() * scale;
+            let star = d.abs() > h;
+            significant += star as usize;
             let sign = if d >= 0.0 { "+" } else { "" };
-            let cell = format!("{sign}{} +- {}", number(d), number(h));
-            assert!(html.contains(&cell), "{name} {}: {cell}", f["metric"]);
+            let want = format!(
+                "{}: {sign}{} +- {}{}",
+                number(m),
+                number(d),
+                number(h),
+                if star { " *" } else { "" }
+            );
+            assert_eq!(rows[k][2 + c], want, "{metric}, {}", p["policy"]);
             assert!(
                 svg.contains(&format!("{} +- {}", number(d), number(h))),
-                "{cell}"
+                "{want}"
             );
         }
     }
+    // A filled dot per significant difference, a ring per other one.
+    let filled = svg
+        .split("<circle")
+        .skip(1)
+        .filter(|c| !c[..c.find("/>").unwrap()].contains("fill=\"none\""))
+        .count();
+    assert_eq!(filled, significant, "filled dots");
+    assert!(
+        significant > 0 && significant < 2 * metrics.len(),
+        "{significant} significant"
+    );
 
     // Through the library: an interval that could not be computed (null in
     // the file) shows as "-", a file of one policy draws nothing and says
@@ -336,6 +392,13 @@ fn what_ifs_are_tabled_and_drawn() {
     for f in ["analysis.json", "validation.json"] {
         files.insert(f.into(), fs::read(dir.path().join(f)).unwrap());
     }
+    // A difference of exactly zero with a zero interval is not significant.
+    let mut tie = w.clone();
+    tie[1]["figures"][0]["diff_mean"] = 0.0.into();
+    tie[1]["figures"][0]["diff_ci95"] = 0.0.into();
+    files.insert("whatif.json".into(), serde_json::to_vec(&tie).unwrap());
+    let r = build(Kind::Replay, "tie", &files).unwrap();
+    assert!(r.html.contains(": +0 +- 0</td>"), "a tie is unmarked");
     let mut one_seed = w.clone();
     for p in one_seed.as_array_mut().unwrap() {
         for f in p["figures"].as_array_mut().unwrap() {

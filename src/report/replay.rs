@@ -333,7 +333,10 @@ pub fn build_replay(name: &str, files: &Files) -> Result<Report, ReportError> {
             charts.push(c(
                 "whatif.svg",
                 "What-if: other policies on the calibrated window",
-                "Each alternative policy's difference against the recorded (calibrated)                  policy, per figure on its own axis: a dot at the mean of the paired                  differences over the seeds, a bar over its 95% interval; red and filled where                  the interval excludes zero."
+                "Each alternative policy's difference against the recorded (calibrated) \
+                 policy, per figure on its own axis: a dot at the mean of the paired \
+                 differences over the seeds, a bar over its 95% interval; red and filled \
+                 where the interval excludes zero."
                     .into(),
                 super::whatif::forest(&policies)?,
             ));
