@@ -317,8 +317,19 @@ fn what_if_compares_policies_paired_on_the_calibrated_window() {
             "scenarios/recordings/generated-24h.csv",
             "--what-if",
             "x.toml",
+            "--out",
+            out.path().join("refused").to_str().unwrap(),
         ])
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("add --calibrate"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(
+        !out.path().join("refused").exists(),
+        "a refused command writes nothing"
+    );
 }

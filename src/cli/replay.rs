@@ -81,6 +81,12 @@ fn options(args: &ReplayArgs) -> Result<Options, Failure> {
 
 pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     let opts = options(&args)?;
+    // Refused before anything is read or written.
+    if !args.what_if.is_empty() && !args.calibrate {
+        return Err(Failure::input(
+            "--what-if re-runs the calibrated window: add --calibrate",
+        ));
+    }
     if args.calibrate && !(1..=MAX_SEEDS).contains(&args.seeds) {
         return Err(Failure::input(format!(
             "--seeds must be between 1 and {MAX_SEEDS}"
@@ -117,11 +123,6 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
             "wrote {} and recording.csv",
             out.join("analysis.json").display()
         );
-    }
-    if !args.what_if.is_empty() && !args.calibrate {
-        return Err(Failure::input(
-            "--what-if re-runs the calibrated window: add --calibrate",
-        ));
     }
     if args.calibrate {
         calibrate(&args, &rec, &out)?;
