@@ -26,8 +26,8 @@
 mod common;
 
 use common::aggval::{self, Row, row};
-use fleetsim::Scenario;
 use fleetsim::metrics::NullObserver;
+use fleetsim::{Scenario, Sim};
 
 /// Rows in `must_resolve` must resolve `tol` and be within it; the other
 /// rows (but those in `skip`) within `tol` if they resolve it; if their
@@ -282,4 +282,52 @@ fn a_drain_kill_after_a_busy_drain_finds_work_in_flight() {
             assert!(resets >= kills && resets <= 4 * kills, "{s:?}");
         }
     }
+}
+
+/// Every row of a run: (kind, time in us, instance).
+#[derive(Default)]
+struct Rows(Vec<(fleetsim::metrics::EventKind, u64, u32)>);
+
+impl fleetsim::metrics::Observer for Rows {
+    fn event(&mut self, row: &fleetsim::metrics::EventRow) {
+        self.0.push((row.kind, row.t.0, row.instance));
+    }
+}
+
+/// An estimated reset comes from a connection an exit closed, or from a
+/// kill: its request's time is never before the recycle or kill that
+/// ended a worker of the same instance, and at most the stale window plus
+/// the longest drain and a step after it. Before the fix of 2026-11-30 a
+/// step's requests placed before an exit in the step saw the connections
+/// it closed (with 10 s steps, resets up to 10 s before the recycle of an
+/// idle worker, which exits at once).
+#[test]
+fn aggregate_resets_follow_the_exit_that_made_them() {
+    use fleetsim::metrics::EventKind::*;
+    let sc = common::scenario(&["engine.mode=aggregate", "engine.step_s=10"]);
+    let slack = sc.client.stale_window.0 + sc.fleet.graceful_timeout.0 + 10_000_000;
+    let mut resets = 0;
+    for seed in 1..=20 {
+        let mut rows = Rows::default();
+        Sim::new(&sc, seed, &mut rows).run().expect("a run");
+        let ends: Vec<(u64, u32)> = rows
+            .0
+            .iter()
+            .filter(|r| matches!(r.0, WorkerRecycled | OomKill | DrainKilled | EvilKill))
+            .map(|r| (r.1, r.2))
+            .collect();
+        for &(kind, t, i) in rows
+            .0
+            .iter()
+            .filter(|r| matches!(r.0, RetryOk | FetchFailed))
+        {
+            resets += 1;
+            assert!(
+                ends.iter()
+                    .any(|&(e, j)| j == i && e <= t && t - e <= slack),
+                "seed {seed}: a {kind:?} at {t} us on instance {i} follows no recycle or kill"
+            );
+        }
+    }
+    assert!(resets > 1000, "{resets} resets: too few to test");
 }
