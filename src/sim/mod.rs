@@ -345,14 +345,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         if let Some(agg) = &self.agg {
             self.q.schedule(agg.step(), Event::Step);
         } else {
-            let first = self.arrivals.next(
-                &self.sc.workload.profile,
-                self.sc.duration,
-                &mut self.streams.arrivals,
-            );
-            if let Some(at) = first {
-                self.q.schedule(at, Event::Arrival);
-            }
+            self.schedule_next_arrival();
         }
         self.q.schedule(self.sc.timeline_step, Event::Timeline);
     }

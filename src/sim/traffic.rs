@@ -27,7 +27,9 @@ pub(super) enum HttpFailure {
 }
 
 impl<O: Observer> Sim<'_, O> {
-    pub(super) fn on_arrival(&mut self, t: SimTime) {
+    /// Schedules the process's next arrival, if one comes before the end.
+    #[inline]
+    pub(super) fn schedule_next_arrival(&mut self) {
         let next = self.arrivals.next(
             &self.sc.workload.profile,
             self.sc.duration,
@@ -36,6 +38,10 @@ impl<O: Observer> Sim<'_, O> {
         if let Some(at) = next {
             self.q.schedule(at, Event::Arrival);
         }
+    }
+
+    pub(super) fn on_arrival(&mut self, t: SimTime) {
+        self.schedule_next_arrival();
         self.m.arrived += 1;
         self.step.arrivals += 1;
         let service = self
