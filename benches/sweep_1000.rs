@@ -1,8 +1,11 @@
 //! The sweep runner on 1,000 configurations of the default scenario
 //! (`benches/sweeps/configs-1000.toml`: 999 Sobol points + the base, one
-//! replication, 24 h each), through the library's `run_chunk` exactly as
-//! `fleetsim sweep` runs a chunk: each trial rebuilds its scenario from
-//! the base's text plus its overrides, validates it and simulates.
+//! replication, 24 h each), through the library's rayon `run_chunk`: each
+//! trial rebuilds its scenario from the base's text plus its overrides,
+//! validates it and simulates, as in `fleetsim sweep`, whose own runner
+//! (`runner::run_in_order`: threads on a shared counter, rows handed back
+//! in trial order) this bench does not time; the 80,000-trial CLI run in
+//! the README does.
 //!
 //! `cargo bench --bench sweep_1000`; items/s are simulations per second,
 //! on one rayon thread and on every core.

@@ -535,3 +535,39 @@ fn overlay_chart(
     ));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recycle(t_s: f64, instance: u32) -> Event {
+        Event {
+            t_s,
+            mark: Mark::Held,
+            instance,
+            worker: String::new(),
+            rss_mb: None,
+            limit_mb: None,
+            hard_limit_mb: None,
+            requests: None,
+            branch: String::new(),
+        }
+    }
+
+    /// Same instance: since that instance's previous recycle. Across: since
+    /// the latest recycle on any other instance (three instances, so the
+    /// latest and the first differ).
+    #[test]
+    fn gaps_are_analysis_json_s() {
+        let ev = [
+            recycle(0.0, 0),
+            recycle(5.0, 1),
+            recycle(7.0, 1),
+            recycle(8.0, 2),
+            recycle(20.0, 1),
+        ];
+        let (same, cross) = gaps(ev.iter());
+        assert_eq!(same, vec![2.0, 13.0]);
+        assert_eq!(cross, vec![5.0, 7.0, 1.0, 12.0]);
+    }
+}

@@ -80,24 +80,6 @@ pub struct Row {
     pub metrics: Vec<f64>,
 }
 
-/// What reading a trials file found.
-pub struct Read {
-    pub rows: Vec<Row>,
-    /// Bytes of the file that hold complete rows: a killed run may leave a
-    /// partial last line, which resume cuts off.
-    pub complete_len: u64,
-}
-
-/// Reads `trials.csv` into memory (see [`scan`]).
-pub fn read<R: BufRead>(sweep: &Sweep, r: R) -> Result<Read, String> {
-    let mut rows = Vec::new();
-    let complete_len = scan(sweep, r, |row, _| {
-        rows.push(row);
-        Ok(())
-    })?;
-    Ok(Read { rows, complete_len })
-}
-
 /// Streams `trials.csv` row by row into `each`, with the row's line as
 /// written; returns the bytes that hold complete rows. See [`Rows`].
 pub fn scan<R: BufRead>(
