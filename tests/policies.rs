@@ -253,6 +253,36 @@ fn spawn_then_exit_quick_successive_recycles_never_over_serve() {
     assert_eq!(s.min_serving_workers, 6, "{s:?}");
 }
 
+/// Spawn-then-exit when every spare struct is taken: a worker recycles
+/// after two requests, its successor boots in a second and recycles after
+/// two more, while the predecessors still drain requests of 20 s (p99
+/// 80 s). An ask with no spare struct waits for the next sample instead of
+/// forking (`recycle::ask`); without that guard this run panics in the
+/// fork (checked by disabling it). The `sim` fuzz target found the panic,
+/// but its saved input no longer reaches the state since the draws changed.
+#[test]
+fn spawn_then_exit_waits_for_a_spare_struct() {
+    let sets = [
+        "policy.replacement=spawn_then_exit",
+        "policy.max_requests.enabled=true",
+        "policy.max_requests.requests=2",
+        "policy.max_requests.jitter_requests=0",
+        "policy.cooldown_s=0",
+        "policy.busy_deferral=false",
+        "policy.lease.enabled=false",
+        "fleet.concurrency=4",
+        "fleet.boot_s=1",
+        "fleet.graceful_timeout_s=60",
+        "workload.rps=8",
+        "workload.service_mean_ms=20000",
+        "workload.service_p99_ms=80000",
+        "run.duration_h=1",
+    ];
+    let s = run(&sets, 1).summary;
+    assert!(s.recycles_max_requests > 300, "{s:?}");
+    assert_eq!(s.min_serving_workers, 6, "{s:?}");
+}
+
 /// Spawn-then-exit with a max-requests trigger that the gates hold (the
 /// seeds' cooldown and lease): the worker asks on every request it serves,
 /// and each ask looks for a spare struct through the instance's count of
