@@ -284,3 +284,62 @@ fn resume_and_merge_refuse_another_model() {
         );
     }
 }
+
+/// `run_in_order` hands rows on in trial order with no gap, whatever the
+/// thread count; a stop raised after k rows ends with an in-order prefix
+/// (no row past a missing one), and an error from `each` is returned and
+/// stops the run.
+#[test]
+fn run_in_order_keeps_an_in_order_prefix_on_stop_and_error() {
+    use fleetsim::scenario::{DEFAULT_SCENARIO, load};
+    use fleetsim::sweep::runner::{Base, run_in_order};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let raw: fleetsim::sweep::RawSweep = toml::from_str(
+        "base = \"\"\nseed = 3\nreplications = 1\nhours = 24.0\nsampler = \"random\"\n\
+         samples = 100\n[[param]]\nkey = \"policy.cooldown_s\"\nmin = 30.0\nmax = 300.0\n\
+         [[objective]]\nmetric = \"recycles_per_hour\"\n",
+    )
+    .unwrap();
+    let sweep = fleetsim::sweep::validate(&raw).unwrap();
+    let (raw_sc, _) = load(DEFAULT_SCENARIO, "default", &[], &mut |_| Err("no".into())).unwrap();
+    let base = Base::new(&raw_sc, "default", None, sweep.hours);
+    let pending: Vec<u64> = (0..(sweep.config_count() + 1) * sweep.replications).collect();
+    // A day each (~6 ms): after a stop at row 7 the workers cannot run the
+    // ~90 trials left before the receiver hands on the next row.
+    assert!(pending.len() > 90);
+    let never = AtomicBool::new(false);
+    for threads in [1, 2, 4] {
+        let mut seen = Vec::new();
+        run_in_order::<()>(&base, &sweep, &pending, threads, &never, |t| {
+            seen.push(t.trial);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, pending, "{threads} threads");
+        // Stopped after 7 rows: a prefix of the trials, in order.
+        let stop = AtomicBool::new(false);
+        let mut seen = Vec::new();
+        run_in_order::<()>(&base, &sweep, &pending, threads, &stop, |t| {
+            seen.push(t.trial);
+            if seen.len() == 7 {
+                stop.store(true, Ordering::Relaxed);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert!(seen.len() >= 7 && seen.len() < pending.len(), "{seen:?}");
+        assert_eq!(seen, pending[..seen.len()], "{threads} threads");
+        // An error at the fifth row is returned; nothing is handed on after it.
+        let mut seen = Vec::new();
+        let r = run_in_order(&base, &sweep, &pending, threads, &never, |t| {
+            seen.push(t.trial);
+            if seen.len() == 5 {
+                Err("disk full")
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(r, Err("disk full"));
+        assert_eq!(seen, pending[..5]);
+    }
+}
