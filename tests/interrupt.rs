@@ -1,6 +1,7 @@
-//! Ctrl-C during `fleetsim run`: the event loop stops at the next check of
-//! the stop flag, no `summary.json` is written, the rows so far are kept
-//! under names that say partial, and the message says how to restart.
+//! Ctrl-C during `fleetsim run` and `fleetsim sweep`. A run stops at the
+//! next check of the stop flag, writes no `summary.json` and keeps its rows
+//! under names that say partial; a sweep keeps whole rows of trials.csv and
+//! no results, and `--resume` then ends with the bytes of an unstopped sweep.
 
 mod common;
 
@@ -134,5 +135,135 @@ fn sigint_stops_a_run_keeps_partial_rows_and_writes_no_summary() {
         timeline.lines().count() > 2,
         "the rows so far are kept: {} lines",
         timeline.lines().count()
+    );
+}
+
+/// 600 trials of the embedded default (149 configurations + the base, 4
+/// replications): seconds, long enough to be stopped in the middle.
+const SWEEP: &str = r#"
+base = ""
+seed = 3
+replications = 4
+sampler = "sobol"
+samples = 149
+
+[[param]]
+key = "policy.cooldown_s"
+min = 30.0
+max = 600.0
+
+[[param]]
+key = "policy.tick_s"
+min = 5.0
+max = 60.0
+
+[[objective]]
+metric = "capacity_loss_fraction"
+"#;
+
+/// Runs `fleetsim sweep` to its end; panics unless it succeeds.
+fn sweep_to_end(sweep: &std::path::Path, out: &std::path::Path, resume: bool) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fleetsim"));
+    cmd.arg("sweep").arg(sweep).arg("--out").arg(out);
+    if resume {
+        cmd.arg("--resume");
+    }
+    let o = cmd.output().expect("run fleetsim sweep");
+    assert!(
+        o.status.success(),
+        "sweep failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn sigint_stops_a_sweep_with_whole_rows_and_resume_finishes_it_identically() {
+    let dir = TempDir::new("interrupt-sweep");
+    let sweep = dir.path().join("cut.toml");
+    std::fs::write(&sweep, SWEEP).unwrap();
+    let stopped = dir.path().join("stopped");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .arg("sweep")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(&stopped)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fleetsim sweep");
+    // Stop it once some rows are written, well before the end.
+    let trials = stopped.join("trials.csv");
+    let start = Instant::now();
+    while std::fs::read_to_string(&trials).map_or(0, |s| s.lines().count()) < 20 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the sweep wrote no rows"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let kill = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
+        .status()
+        .expect("run sh -c kill");
+    assert!(kill.success());
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("fleetsim sweep still running 20 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(EXIT_INTERRUPTED), "stderr: {err}");
+    assert!(err.contains("interrupted: finished trials are in"), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Nothing that looks like a finished sweep: no results, no front.
+    assert_eq!(
+        names_in(&stopped),
+        ["base.toml", "model.toml", "sweep.toml", "trials.csv"],
+        "what the interrupted sweep left"
+    );
+    // Whole rows only, fewer than all of them.
+    let text = std::fs::read_to_string(&trials).unwrap();
+    assert!(text.ends_with('\n'), "a cut row: {:?}", text.lines().last());
+    let mut lines = text.lines();
+    let fields = lines.next().unwrap().split(',').count();
+    let rows: Vec<&str> = lines.collect();
+    assert!(rows.iter().all(|r| r.split(',').count() == fields));
+    assert!(
+        rows.len() >= 19 && rows.len() < 600,
+        "{} rows after the stop",
+        rows.len()
+    );
+
+    // Resumed, it ends with the bytes of a sweep never stopped.
+    sweep_to_end(&sweep, &stopped, true);
+    let whole = dir.path().join("whole");
+    sweep_to_end(&sweep, &whole, false);
+    assert_eq!(names_in(&stopped), names_in(&whole));
+    for name in names_in(&whole) {
+        let a = std::fs::read(stopped.join(&name)).unwrap();
+        let b = std::fs::read(whole.join(&name)).unwrap();
+        assert!(a == b, "{name} differs after stop and resume");
+    }
+    assert_eq!(
+        std::fs::read_to_string(whole.join("trials.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        601
     );
 }
