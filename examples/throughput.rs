@@ -7,6 +7,8 @@
 //! cargo run --profile bench --example throughput -- default_24h 24 200   # 200 runs (perf)
 //! cargo run --profile bench --example throughput -- large_fleet 1   # one run, with peak memory
 //! cargo run --profile bench --example throughput -- peer 24   # the SimPy peer's fleet, in process
+//! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
+//! cargo run --profile bench --example throughput -- bare_peer 24 5  # benches/common/bare.rs
 //! ```
 //!
 //! Wall-clock figures come from runs repeated on one thread for two seconds
@@ -60,6 +62,12 @@ fn peak_rss() -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [name, hours, rest @ ..] = args.as_slice()
+        && let Some(b) = bare_workload(name)
+    {
+        bare(name, b, hours.parse().expect("hours is a number"), rest);
+        return;
+    }
     if let [name, hours, rest @ ..] = args.as_slice() {
         let sc = workload(name, hours.parse().expect("hours is a number"));
         let runs: u32 = rest
@@ -93,6 +101,45 @@ fn main() {
     println!(
         "\npeak RSS of this process (VmHWM, every workload above): {}",
         peak_rss()
+    );
+}
+
+/// The textbook engines (`benches/common/bare.rs`), for scale.
+fn bare_workload(name: &str) -> Option<common::bare::Bare> {
+    match name {
+        "bare_mmc" => Some(common::bare::Bare::mmc()),
+        "bare_peer" => Some(common::bare::Bare::peer()),
+        _ => None,
+    }
+}
+
+fn bare(name: &str, b: common::bare::Bare, hours: f64, rest: &[String]) {
+    let runs: u32 = rest
+        .first()
+        .map_or(1, |r| r.parse().expect("runs is a count"));
+    let mut times = Vec::new();
+    let mut r = None;
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        r = Some(std::hint::black_box(common::bare::run(
+            b,
+            hours,
+            common::SEED,
+        )));
+        times.push(t.elapsed().as_secs_f64());
+    }
+    let r = r.expect("at least one run");
+    times.sort_by(f64::total_cmp);
+    let (best, median) = (times[0], times[times.len() / 2]);
+    println!(
+        "{name}: {} events, {} requests; {} runs, best {best:.3} s, median {median:.3} s; \
+         best {:.3e} events/s, {:.3e} requests/s; mean wait {:.4} s",
+        r.events,
+        r.requests,
+        times.len(),
+        r.events as f64 / best,
+        r.requests as f64 / best,
+        r.mean_wait_s
     );
 }
 

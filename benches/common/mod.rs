@@ -12,6 +12,8 @@ use fleetsim::scenario::{DEFAULT_SCENARIO, load, parse_override};
 use fleetsim::sweep::runner::{Base, run_chunk};
 use fleetsim::sweep::{RawSweep, Sweep};
 
+pub mod bare;
+
 /// The seed every benchmark runs with.
 pub const SEED: u64 = 7;
 

@@ -13,7 +13,10 @@
 # interpreter and imports: what a user waits for. The ratio is printed per
 # pair, then min / median / max over pairs, for wall-clock, for CPU time
 # (user + sys, which does not count time spent descheduled on a busy
-# machine), and in process (the simulation loops alone).
+# machine), and in process (the simulation loops alone). In process, each
+# pair also runs a textbook binary-heap engine on the same queueing with
+# none of the model (`throughput bare_peer`, benches/common/bare.rs): the
+# ratio a bare engine would get, for scale.
 #
 # Needs: cargo, python3 with simpy (pip install -r benches/peer/requirements.txt),
 # /usr/bin/time. PYTHON=... picks the interpreter.
@@ -73,6 +76,9 @@ for p in $(seq 1 "$PAIRS"); do
     done
     # In process: the example runs the same scenario (seed 7) five times.
     "$EXAMPLE" peer "$HOURS" 5 >"$TMP/inproc-$p.txt"
+    # For scale: a textbook binary-heap engine on the peer's queueing alone
+    # (benches/common/bare.rs: no memory, policy or metrics).
+    "$EXAMPLE" bare_peer "$HOURS" 5 >"$TMP/bare-$p.txt"
     timed "$TMP/py-$p.json" "$TMP/py-$p.time" "$PYTHON" benches/peer/fleet_simpy.py --seed "$SEED" --hours "$HOURS" --json
 done
 cp "$TMP/py-1.json" "$TMP/py.json"
@@ -98,11 +104,14 @@ for p in range(1, pairs + 1):
     # "peer: E events, R requests; 5 runs, best B s, median M s; ..." from
     # the example: the median run, not the least disturbed one, as the
     # peer's single long run is not the least disturbed either.
-    line = open(f"{tmp}/inproc-{p}.txt").read()
-    fs_requests = int(line.split(" events, ")[1].split(" requests")[0])
-    fs_rate = fs_requests / float(line.split(" median ")[1].split(" s")[0])
+    def median_rate(path):
+        line = open(path).read()
+        requests = int(line.split(" events, ")[1].split(" requests")[0])
+        return requests / float(line.split(" median ")[1].split(" s")[0])
+    fs_rate = median_rate(f"{tmp}/inproc-{p}.txt")
+    bare_rate = median_rate(f"{tmp}/bare-{p}.txt")
     py_rate = json.load(open(f"{tmp}/py-{p}.json"))["requests_per_s"]
-    inproc.append((fs_rate, py_rate))
+    inproc.append((fs_rate, bare_rate, py_rate))
 
 print()
 print("model agreement (same seed, different random streams: expect agreement within noise, not equality)")
@@ -143,11 +152,16 @@ for i, (fw, fc, pw, pc) in enumerate(rows, 1):
 for name, r in (("wall", ratios_wall), ("cpu", ratios_cpu)):
     print(f"  ratio {name}: min {min(r):.0f}x, median {statistics.median(r):.0f}x, max {max(r):.0f}x")
 
-print("in process (fleetsim: the example's median of 5 runs, seed 7; simpy: its env.run() alone, no start-up)")
-print(f"  {'pair':<5} {'fleetsim req/s':>15} {'simpy req/s':>12} {'ratio':>7}")
-r_in = []
-for i, (f, q) in enumerate(inproc, 1):
+print("in process (fleetsim: the example's median of 5 runs, seed 7; simpy: its env.run() alone, no start-up;")
+print("  bare: a textbook binary-heap engine on the same queueing with no model, for scale)")
+print(f"  {'pair':<5} {'fleetsim req/s':>15} {'bare req/s':>11} {'simpy req/s':>12} {'ratio':>7} {'bare/simpy':>11} {'fleetsim/bare':>14}")
+r_in, r_bare, r_fb = [], [], []
+for i, (f, b, q) in enumerate(inproc, 1):
     r_in.append(f / q)
-    print(f"  {i:<5} {f:15.3e} {q:12.3e} {f / q:6.0f}x")
+    r_bare.append(b / q)
+    r_fb.append(f / b)
+    print(f"  {i:<5} {f:15.3e} {b:11.3e} {q:12.3e} {f / q:6.0f}x {b / q:10.0f}x {f / b:13.2f}x")
 print(f"  ratio: min {min(r_in):.0f}x, median {statistics.median(r_in):.0f}x, max {max(r_in):.0f}x")
+print(f"  bare engine / simpy: min {min(r_bare):.0f}x, median {statistics.median(r_bare):.0f}x, max {max(r_bare):.0f}x")
+print(f"  fleetsim / bare engine: min {min(r_fb):.2f}x, median {statistics.median(r_fb):.2f}x, max {max(r_fb):.2f}x")
 PY
