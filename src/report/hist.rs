@@ -11,8 +11,8 @@ use super::chart::{
 use super::data::{Event, Mark, Policy};
 use super::palette as pal;
 use crate::metrics::summary::{LOW_MARGIN_MB, YOUNG_REQUESTS, quantile_sorted};
+use crate::replay::analyse::regimes::instance_gaps;
 use plotters::prelude::*;
-use std::collections::BTreeMap;
 
 const W: u32 = 1400;
 const H: u32 = 460;
@@ -283,25 +283,24 @@ fn single(title: &str, h: &Hist, entries: &[(String, Swatch)]) -> Result<String,
     })
 }
 
-/// Gaps between consecutive recycles: on the same instance (what the
-/// cooldown bounds) and between recycles on different instances (what only
-/// a fleet gate bounds).
+/// Gaps between recycles, in `fleetsim replay`'s definition
+/// (`analyse::regimes::instance_gaps`): per recycle, since the previous
+/// recycle on the same instance (what the cooldown bounds) and since the
+/// latest recycle on any other instance (what only a fleet gate bounds).
 pub fn gaps(events: &[Event]) -> (Vec<f64>, Vec<f64>) {
     let mut rec: Vec<(f64, u32)> = recycles(events).map(|e| (e.t_s, e.instance)).collect();
     rec.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut last: BTreeMap<u32, f64> = BTreeMap::new();
-    let mut same = Vec::new();
-    for &(t, i) in &rec {
-        if let Some(p) = last.insert(i, t) {
-            same.push(t - p);
-        }
-    }
-    let cross = rec
-        .windows(2)
-        .filter(|w| w[0].1 != w[1].1)
-        .map(|w| w[1].0 - w[0].0)
-        .collect();
-    (same, cross)
+    flat_gaps(rec.into_iter().map(|(t, i)| (t, Some(i))))
+}
+
+/// `instance_gaps` with the `None`s (an instance's first recycle, the
+/// fleet's first) left out: the same-instance and the across gaps.
+pub fn flat_gaps(recycles: impl IntoIterator<Item = (f64, Option<u32>)>) -> (Vec<f64>, Vec<f64>) {
+    let (same, cross): (Vec<_>, Vec<_>) = instance_gaps(recycles).into_iter().unzip();
+    (
+        same.into_iter().flatten().collect(),
+        cross.into_iter().flatten().collect(),
+    )
 }
 
 fn min_label(v: &[f64]) -> String {
@@ -354,7 +353,7 @@ pub fn gap_histograms_of(
     render((W, 520), |root| {
         let area = titled(
             root,
-            "Gaps between consecutive recycles: same instance vs across instances",
+            "Gaps between recycles: same instance vs across instances",
         )?;
         let (plot, side) = area.split_horizontally(W - LEGEND_W);
         let (left, right) = plot.split_horizontally((W - LEGEND_W) / 2);
@@ -366,7 +365,7 @@ pub fn gap_histograms_of(
             let h = Hist {
                 values: v,
                 x_desc: d,
-                y_desc: "recycle pairs",
+                y_desc: "recycles",
                 alert_below: None,
                 markers: &markers,
                 bands: &bands,
@@ -416,9 +415,19 @@ mod tests {
 
     #[test]
     fn gaps_split_same_and_cross_instance() {
-        let ev = [rec(0.0, 0), rec(7.0, 1), rec(150.0, 0), rec(400.0, 0)];
+        // Out of time order in the file: sorted first. Across: since the
+        // latest recycle on any other instance, so instance 1's recycle at
+        // 150 s, which follows its own at 7 s, has one too (150 s since
+        // instance 0's): consecutive pairs on different instances skip it.
+        let ev = [
+            rec(0.0, 0),
+            rec(7.0, 1),
+            rec(400.0, 0),
+            rec(150.0, 1),
+            rec(401.0, 2),
+        ];
         let (same, cross) = gaps(&ev);
-        assert_eq!(same, vec![150.0, 250.0]);
-        assert_eq!(cross, vec![7.0, 143.0]);
+        assert_eq!(same, vec![143.0, 400.0]);
+        assert_eq!(cross, vec![7.0, 150.0, 250.0, 1.0]);
     }
 }

@@ -261,9 +261,10 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
         chart(
             "gaps.svg",
             "Gaps between recycles",
-            "Left: consecutive recycles on the same instance, which the cooldown bounds (none \
-             below it; the worst over-ceiling dwell sits in the cooldown + tick band). Right: \
-             consecutive recycles on different instances, which only a fleet gate bounds.",
+            "Left: since the previous recycle on the same instance, which the cooldown bounds \
+             (none below it; the worst over-ceiling dwell sits in the cooldown + tick band). \
+             Right: since the latest recycle on any other instance, which only a fleet gate \
+             bounds (as fleetsim replay's analysis.json measures both).",
             hist::gap_histograms(&events, &policy)?,
         ),
     ];

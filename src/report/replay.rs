@@ -466,28 +466,11 @@ fn recording_charts(
     Ok(())
 }
 
-/// Gaps as `fleetsim replay` computes them (`analyse::regimes`): per
-/// recycle, seconds since the previous recycle on its instance, and since the
-/// latest recycle on any other instance. Recycles in time order.
+/// Gaps as `fleetsim replay` computes them (`analyse::regimes::instance_gaps`):
+/// per recycle, seconds since the previous recycle on its instance, and since
+/// the latest recycle on any other instance. Recycles in time order.
 pub fn gaps<'a>(recycles: impl Iterator<Item = &'a Event>) -> (Vec<f64>, Vec<f64>) {
-    let mut last: Vec<(u32, f64)> = Vec::new();
-    let (mut same, mut cross) = (Vec::new(), Vec::new());
-    for e in recycles {
-        let other = last
-            .iter()
-            .filter(|(i, _)| *i != e.instance)
-            .map(|(_, t)| e.t_s - t)
-            .reduce(f64::min);
-        cross.extend(other);
-        match last.iter_mut().find(|(i, _)| *i == e.instance) {
-            Some((_, t)) => {
-                same.push(e.t_s - *t);
-                *t = e.t_s;
-            }
-            None => last.push((e.instance, e.t_s)),
-        }
-    }
-    (same, cross)
+    hist::flat_gaps(recycles.map(|e| (e.t_s, Some(e.instance))))
 }
 
 fn overlay_chart(

@@ -166,51 +166,43 @@ pub fn split(rec: &Recording, window: (f64, f64)) -> Vec<RegimeView<'_>> {
             .copied()
             .filter(|e| e.is_recycle())
             .collect();
-        v.same_gap_s = same_instance_gaps(&v.recycles);
-        v.cross_gap_s = cross_instance_gaps(&v.recycles);
+        (v.same_gap_s, v.cross_gap_s) =
+            instance_gaps(v.recycles.iter().map(|e| (e.t_s, e.instance.as_deref())))
+                .into_iter()
+                .unzip();
     }
     views
 }
 
-/// Seconds since the previous recycle on the same instance.
-pub fn same_instance_gaps(recycles: &[&Event]) -> Vec<Option<f64>> {
-    let mut last: Vec<(&str, f64)> = Vec::new();
+/// Per recycle, in time order: seconds since the previous recycle on its
+/// instance (what the cooldown bounds; `None` for an instance's first) and
+/// since the latest recycle on any other instance (what only a fleet gate
+/// bounds; `None` before any). A recycle with no instance (`None`) gets
+/// neither and moves nothing. The one definition of both gaps: replay's
+/// analysis and both reports' gap charts call it.
+pub fn instance_gaps<K: PartialEq>(
+    recycles: impl IntoIterator<Item = (f64, Option<K>)>,
+) -> Vec<(Option<f64>, Option<f64>)> {
+    let mut last: Vec<(K, f64)> = Vec::new();
     recycles
-        .iter()
-        .map(|e| {
-            let inst = e.instance.as_deref()?;
-            match last.iter_mut().find(|(i, _)| *i == inst) {
-                Some((_, t)) => {
-                    let gap = e.t_s - *t;
-                    *t = e.t_s;
-                    Some(gap)
-                }
-                None => {
-                    last.push((inst, e.t_s));
-                    None
-                }
-            }
-        })
-        .collect()
-}
-
-/// Seconds since the latest recycle on any other instance.
-pub fn cross_instance_gaps(recycles: &[&Event]) -> Vec<Option<f64>> {
-    let mut last: Vec<(&str, f64)> = Vec::new();
-    recycles
-        .iter()
-        .map(|e| {
-            let inst = e.instance.as_deref()?;
-            let gap = last
+        .into_iter()
+        .map(|(t, inst)| {
+            let Some(inst) = inst else {
+                return (None, None);
+            };
+            let cross = last
                 .iter()
                 .filter(|(i, _)| *i != inst)
-                .map(|(_, t)| e.t_s - t)
+                .map(|(_, p)| t - p)
                 .reduce(f64::min);
-            match last.iter_mut().find(|(i, _)| *i == inst) {
-                Some((_, t)) => *t = e.t_s,
-                None => last.push((inst, e.t_s)),
-            }
-            gap
+            let same = match last.iter_mut().find(|(i, _)| *i == inst) {
+                Some((_, p)) => Some(t - std::mem::replace(p, t)),
+                None => {
+                    last.push((inst, t));
+                    None
+                }
+            };
+            (same, cross)
         })
         .collect()
 }
@@ -234,14 +226,14 @@ mod tests {
             recycle(150.0, "A"),
             recycle(157.0, "B"),
         ];
-        let refs: Vec<&Event> = es.iter().collect();
-        assert_eq!(
-            same_instance_gaps(&refs),
-            [None, None, Some(150.0), Some(27.0)]
-        );
-        assert_eq!(
-            cross_instance_gaps(&refs),
-            [None, Some(130.0), Some(20.0), Some(7.0)]
-        );
+        let (same, cross): (Vec<_>, Vec<_>) =
+            instance_gaps(es.iter().map(|e| (e.t_s, e.instance.as_deref())))
+                .into_iter()
+                .unzip();
+        assert_eq!(same, [None, None, Some(150.0), Some(27.0)]);
+        assert_eq!(cross, [None, Some(130.0), Some(20.0), Some(7.0)]);
+        // No instance: no gaps, and the others' gaps pass over it.
+        let gaps = instance_gaps([(0.0, Some("A")), (5.0, None), (9.0, Some("B"))]);
+        assert_eq!(gaps, [(None, None), (None, None), (None, Some(9.0))]);
     }
 }
