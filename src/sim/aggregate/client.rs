@@ -189,3 +189,53 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Sim;
+    use crate::engine::SimTime;
+    use crate::metrics::NullObserver;
+    use crate::scenario::{DEFAULT_SCENARIO, Scenario, load, parse_override};
+
+    fn scenario(sets: &[&str]) -> Scenario {
+        let overrides: Vec<_> = sets.iter().map(|s| parse_override(s).unwrap()).collect();
+        load(DEFAULT_SCENARIO, "<test>", &overrides, &mut |p| {
+            Err(p.to_string())
+        })
+        .expect("a valid scenario")
+        .1
+    }
+
+    /// A reset on instance 0 of three is retried on instance 1 (no other
+    /// arrival in the retry delay at this rate), which takes the retry's
+    /// round-robin turn: the next step is dealt from instance 2, as the
+    /// exact balancer's next pick would be. (Without the turn the pointer
+    /// stayed where the step had left it.)
+    #[test]
+    fn a_retry_takes_its_round_robin_turn() {
+        for balancer in ["round_robin", "least_outstanding"] {
+            let b = format!("workload.balancer={balancer}");
+            let sc = scenario(&[
+                "engine.mode=aggregate",
+                "fleet.instances=3",
+                "workload.profile=constant",
+                "workload.rps=0.001",
+                "client.keepalive_conns_per_worker=1",
+                &b,
+            ]);
+            let mut sim = Sim::new(&sc, 1, NullObserver);
+            let t = SimTime(1_000_000);
+            // Every connection of instance 0's pool is stale: the reset's
+            // instance; instance 1 has none, so the retry gets through.
+            let closed = t + sc.client.stale_window;
+            sim.instances[0].stale_conns.extend([closed; 3]);
+            for start in [0, 1] {
+                sim.rr_next = start;
+                let ok = sim.m.retry_ok;
+                sim.leap_reset(t, 0);
+                assert_eq!(sim.m.retry_ok, ok + 1, "{balancer}: the retry got through");
+                assert_eq!(sim.rr_next, 2, "{balancer}: the step after the retry on 1");
+            }
+        }
+    }
+}
