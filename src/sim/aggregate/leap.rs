@@ -11,7 +11,7 @@ use crate::traffic::ServiceDist;
 use rand_distr::{Distribution, StandardNormal};
 
 mod least;
-pub use least::{LeastOutstanding, even_deal};
+pub use least::LeastOutstanding;
 
 /// Above this mean a Poisson count is drawn from its normal approximation
 /// (`round(mean + sqrt(mean) z)`, clamped at 0): at 64 the approximation's
