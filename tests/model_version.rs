@@ -23,7 +23,10 @@ const PINNED: [(&str, &[&str], u64, u64); 7] = [
     ("", &["engine.mode=aggregate"], 1, 0x4365_4b37_cc37_008d),
     (
         "",
-        &["engine.mode=aggregate", "workload.balancer=least_outstanding"],
+        &[
+            "engine.mode=aggregate",
+            "workload.balancer=least_outstanding",
+        ],
         1,
         0x8a8d_78db_68a7_044f,
     ),

@@ -7,9 +7,11 @@
 //! with the exact mode's probability (stale / pool), consuming it: a reset.
 //! A connection closed later in the step than the request is not stale
 //! for it yet. A reset request is retried on the balancer's pick after the
-//! retry delay (round-robin: after a Poisson count of other arrivals, and
-//! the retry takes its turn, so the next step is dealt from the instance
-//! after it; a random instance for the random balancer), where it may hit
+//! retry delay (round-robin: after a Poisson count of other arrivals;
+//! least-outstanding: the first instance at the fleet's level from there,
+//! `least_outstanding_pick`; either way the retry takes its turn, so the
+//! next step is dealt from the instance after it; a random instance for
+//! the random balancer), where it may hit
 //! a stale connection again; out of retries it is a `fetch_failed`.
 //! Workers killed with work in flight (OOM, evil RSS, a drain past its
 //! graceful timeout) reset the requests they held: a Poisson count with the
@@ -60,12 +62,12 @@ impl<O: Observer> Sim<'_, O> {
         let mut due = at;
         for _ in 0..self.sc.client.retries {
             due = due + delay;
-            // Round-robin and least-outstanding (ties after the last pick)
-            // send the retry to the pick after the other arrivals of the
-            // retry delay (a Poisson count at the profile's rate: with two
-            // instances, an odd count sends it back to the instance that
-            // reset it, which is where a second stale connection is likely);
-            // random to any.
+            // Round-robin sends the retry to the pick after the other
+            // arrivals of the retry delay (a Poisson count at the profile's
+            // rate: with two instances, an odd count sends it back to the
+            // instance that reset it, which is where a second stale
+            // connection is likely); least-outstanding to the first
+            // instance at the level from there; random to any.
             let r = match self.sc.workload.balancer {
                 BalancerKind::Random => self.streams.routing.random_range(0..n),
                 BalancerKind::RoundRobin | BalancerKind::LeastOutstanding => {

@@ -2,7 +2,9 @@
 //!
 //! Per-request events are replaced by one `Event::Step` every `step_s`
 //! that loops over the fleet. Over the step `[t0, t)` the fleet's request
-//! count is Poisson and the balancer splits it as in exact mode (`leap`);
+//! count is Poisson and the balancer splits it as in exact mode (`leap`;
+//! least-outstanding by a level model of the exact balancer,
+//! `leap::LeastOutstanding`);
 //! each instance's serving workers share what it serves in proportion to
 //! the time each served in the step (a booting or draining worker gets
 //! nothing, one that booted mid-step the part after its boot), through a
