@@ -191,7 +191,7 @@ impl LeastOutstanding {
     fn water_fill(&mut self, total: f64, backlog: &[f64]) -> bool {
         let n = backlog.len();
         let w_sum: f64 = self.share.iter().sum();
-        if !(w_sum > 0.0) || !w_sum.is_finite() {
+        if w_sum <= 0.0 || !w_sum.is_finite() {
             return false;
         }
         if backlog.iter().all(|&q| q == 0.0) {
@@ -229,12 +229,12 @@ impl LeastOutstanding {
     fn deal(&mut self, total: u64, start: usize, out: &mut [u64]) {
         let n = out.len();
         let mut dealt = 0u64;
-        for i in 0..n {
-            let a = self.share[i].max(0.0);
+        for ((o, &a), frac) in out.iter_mut().zip(&self.share).zip(&mut self.frac) {
+            let a = a.max(0.0);
             let f = a.floor();
-            out[i] = f as u64;
-            self.frac[i] = a - f;
-            dealt += out[i];
+            *o = f as u64;
+            *frac = a - f;
+            dealt += *o;
         }
         // Rounding may leave the floors a request over: take it back from
         // the smallest remainders (last from the pointer first).
