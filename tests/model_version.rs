@@ -15,12 +15,21 @@ use std::fs;
 use std::path::Path;
 
 /// The model version these digests belong to.
-const PINNED_VERSION: u32 = 2;
+const PINNED_VERSION: u32 = 3;
 
 /// (scenario file or "" for the embedded default, overrides, seed, digest).
-const PINNED: [(&str, &[&str], u64, u64); 6] = [
+const PINNED: [(&str, &[&str], u64, u64); 7] = [
     ("", &[], 1, 0xff4c_ed72_0cfb_ec32),
     ("", &["engine.mode=aggregate"], 1, 0x4365_4b37_cc37_008d),
+    (
+        "",
+        &[
+            "engine.mode=aggregate",
+            "workload.balancer=least_outstanding",
+        ],
+        1,
+        0x8a8d_78db_68a7_044f,
+    ),
     (
         "scenarios/render-2x3-fixed.toml",
         &[],

@@ -1,6 +1,7 @@
 //! The aggregate mode's pure pieces: Poisson counts, geometric step gaps, the
 //! compound leak of N requests in closed form (`Leak::over`), an instance's fluid backlog
-//! over one step, and the M/M/c (Erlang C) wait. No simulation state here:
+//! over one step, the M/M/c (Erlang C) wait, and the least-outstanding
+//! balancer's split of a step's count (`least.rs`). No simulation state here:
 //! the counts and the leak are unit-tested against the per-request model
 //! they replace, the queueing pieces against known values.
 
@@ -8,6 +9,9 @@ use crate::engine::rng::{StreamRng, open01};
 use crate::fleet::LeakModel;
 use crate::traffic::ServiceDist;
 use rand_distr::{Distribution, StandardNormal};
+
+mod least;
+pub use least::LeastOutstanding;
 
 /// Above this mean a Poisson count is drawn from its normal approximation
 /// (`round(mean + sqrt(mean) z)`, clamped at 0): at 64 the approximation's

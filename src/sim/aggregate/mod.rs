@@ -2,7 +2,9 @@
 //!
 //! Per-request events are replaced by one `Event::Step` every `step_s`
 //! that loops over the fleet. Over the step `[t0, t)` the fleet's request
-//! count is Poisson and the balancer splits it as in exact mode (`leap`);
+//! count is Poisson and the balancer splits it as in exact mode (`leap`;
+//! least-outstanding by a level model of the exact balancer,
+//! `leap::LeastOutstanding`);
 //! each instance's serving workers share what it serves in proportion to
 //! the time each served in the step (a booting or draining worker gets
 //! nothing, one that booted mid-step the part after its boot), through a
@@ -66,6 +68,9 @@ pub(in crate::sim) struct Aggregate {
     /// This step's fleet-wide wait estimate: served, served x P(wait),
     /// served x P(wait) x mean wait of those that wait (s).
     wait_mix: (u64, f64, f64),
+    /// The least-outstanding split (`None` for the other balancers), with
+    /// its per-instance serving slots and counts.
+    least: Option<(leap::LeastOutstanding, Vec<f64>, Vec<u64>)>,
 }
 
 impl Aggregate {
@@ -90,6 +95,10 @@ impl Aggregate {
             credit: vec![(u32::MAX, 0.0); sc.fleet.instances * spi],
             drain_busy: vec![None; sc.fleet.instances * spi],
             wait_mix: (0, 0.0, 0.0),
+            least: (sc.workload.balancer == BalancerKind::LeastOutstanding).then(|| {
+                let n = sc.fleet.instances;
+                (leap::LeastOutstanding::new(n), vec![0.0; n], vec![0; n])
+            }),
         })
     }
 
@@ -127,9 +136,10 @@ impl<O: Observer> Sim<'_, O> {
     /// step's latency estimate. Also closes a last partial step at the end.
     ///
     /// The fleet's count is Poisson; the balancer splits it as the exact
-    /// mode's does. Round-robin (and least-outstanding, whose ties go
-    /// round-robin) deal it evenly, the remainder to the instances after
-    /// the pointer; random draws each instance's count on its own.
+    /// mode's does. Round-robin deals it evenly, the remainder to the
+    /// instances after the pointer; least-outstanding by its level model
+    /// (`leap::LeastOutstanding`: the round-robin deal when the instances
+    /// are equal); random draws each instance's count on its own.
     pub(super) fn leap(&mut self, t: SimTime) {
         let n = self.instances.len();
         let agg = self.agg.as_mut().expect("aggregate mode");
@@ -154,17 +164,56 @@ impl<O: Observer> Sim<'_, O> {
         // Set before the instances are stepped: a retry in the step moves
         // the pointer on from its own pick (`client::leap_reset`).
         self.rr_next = (start + extra) % n;
+        let least = agg.least.is_some();
+        if least {
+            self.split_least_outstanding(t0, t, total, mean, start);
+        }
         for i in 0..n {
-            let arrivals = if random {
-                let agg = self.agg.as_mut().expect("aggregate mode");
-                agg.poisson
-                    .draw(mean / n as f64, &mut self.streams.arrivals)
+            let agg = self.agg.as_mut().expect("aggregate mode");
+            let (arrivals, lambda) = if random {
+                let a = agg
+                    .poisson
+                    .draw(mean / n as f64, &mut self.streams.arrivals);
+                (a, mean / n as f64 / dt)
+            } else if let Some((_, _, counts)) = &agg.least {
+                // The instance's expected rate: the fleet's by its share.
+                let share = counts[i] as f64 / total.max(1) as f64;
+                (counts[i], mean * share / dt)
             } else {
-                each + u64::from((i + n - start) % n < extra)
+                let a = each + u64::from((i + n - start) % n < extra);
+                (a, mean / n as f64 / dt)
             };
-            self.leap_instance(t0, t, i as u32, arrivals, mean / n as f64 / dt);
+            self.leap_instance(t0, t, i as u32, arrivals, lambda);
         }
         self.record_latency_estimate();
+    }
+
+    /// The least-outstanding split of the step's `total` into the
+    /// aggregate state's counts, from each instance's serving slots over
+    /// `[t0, t)` (as `leap_instance` counts them) and fluid backlog.
+    fn split_least_outstanding(
+        &mut self,
+        t0: SimTime,
+        t: SimTime,
+        total: u64,
+        mean: f64,
+        start: usize,
+    ) {
+        let dt = (t - t0).as_secs_f64();
+        let concurrency = self.sc.fleet.concurrency as f64;
+        let agg = self.agg.as_mut().expect("aggregate mode");
+        let offered = mean / dt / agg.mu;
+        let (split, slots, counts) = agg.least.as_mut().expect("least-outstanding");
+        for (i, s) in slots.iter_mut().enumerate() {
+            let first = self.instances[i].first_worker as usize;
+            let serving_s: f64 = self.workers[first..first + self.spi]
+                .iter()
+                .filter(|w| w.state == WorkerState::Serving)
+                .map(|w| (t - w.serving_since.max(t0)).as_secs_f64())
+                .sum();
+            *s = serving_s * concurrency / dt;
+        }
+        split.split(total, offered, slots, &agg.queue, start, counts);
     }
 
     /// One instance over `[t0, t)`: its fluid queue, each serving worker's
