@@ -3,8 +3,10 @@
 //! event loop in `sim` is the only code that mutates it.
 
 pub mod memory;
+pub mod surge;
 
 pub use memory::{LeakModel, VelocityDist};
+pub use surge::{Episode, Surge, SurgeClock};
 
 use crate::engine::rng::StreamRng;
 use crate::engine::time::SimTime;

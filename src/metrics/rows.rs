@@ -152,6 +152,9 @@ pub struct TimelineRow {
     pub usage_mb: Vec<f64>,
     pub headroom_mb: Vec<f64>,
     pub max_rss_mb: Vec<f64>,
+    /// Memory-surge episode-seconds in the step (`fleet::surge`); `None`
+    /// when surges are off, and then `timeline.csv` has no such column.
+    pub surge_episode_s: Option<f64>,
 }
 
 /// One live worker at a timeline step (`workers.csv`).

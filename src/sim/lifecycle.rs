@@ -216,11 +216,14 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn grow(&mut self, t: SimTime, w: u32) {
         let leak = &self.sc.fleet.leak;
         let worker = &mut self.workers[w as usize];
-        let d = leak.growth(
+        let mut d = leak.growth(
             worker.velocity_mb_per_request,
             &mut worker.warm_left_mb,
             &mut worker.noise,
         );
+        if let Some(surge) = &mut self.surge {
+            d += surge.mb_per_request_at(t);
+        }
         if let Some(drift) = &self.sc.policy.triggers.drift {
             worker.garbage_mb += d * drift.gc_reclaim_fraction;
         }
