@@ -10,13 +10,15 @@
 //! of MB "in six windows" (seed 002).
 //!
 //! The model: episodes start as a Poisson process (`episodes_per_day`) over
-//! the whole fleet, each lasts an exponentially distributed time (mean
+//! the whole fleet, each lasts a lognormal time (mean `duration_s`,
+//! coefficient of variation `duration_cv`; 0: every episode lasts exactly
 //! `duration_s`), and while `k` episodes are on, every request any worker
 //! serves adds `k x mb_per_request` to its RSS on top of its leak. The
 //! schedule is drawn once, before the run, from its own stream
 //! (`Stream::Surge`), so turning surges on changes no other draw, and
 //! turning them off changes nothing at all.
 
+use super::memory::VelocityDist;
 use crate::engine::rng::{self, Stream, open01};
 use crate::engine::time::SimTime;
 
@@ -25,8 +27,10 @@ use crate::engine::time::SimTime;
 pub struct Surge {
     /// Mean episode starts per simulated day.
     pub episodes_per_day: f64,
-    /// Mean episode length (exponentially distributed), in seconds.
+    /// Mean episode length, in seconds.
     pub duration_s: f64,
+    /// Coefficient of variation of the length (lognormal; 0 = fixed).
+    pub duration_cv: f64,
     /// Extra RSS per request served while one episode is on.
     pub mb_per_request: f64,
 }
@@ -47,6 +51,7 @@ pub fn schedule(s: &Surge, seed: u64, window: SimTime) -> Vec<Episode> {
     }
     let mut rng = rng::stream(seed, Stream::Surge);
     let mean_gap_s = 86_400.0 / s.episodes_per_day;
+    let length = VelocityDist::lognormal(s.duration_s, s.duration_cv);
     let mut t_s = 0.0;
     loop {
         t_s += -open01(&mut rng).ln() * mean_gap_s;
@@ -54,7 +59,7 @@ pub fn schedule(s: &Surge, seed: u64, window: SimTime) -> Vec<Episode> {
         if start >= window {
             return out;
         }
-        let length = SimTime::from_secs_f64(-open01(&mut rng).ln() * s.duration_s);
+        let length = SimTime::from_secs_f64(length.sample(&mut rng));
         out.push(Episode {
             start,
             end: start + length,
@@ -161,6 +166,7 @@ mod tests {
         Surge {
             episodes_per_day: per_day,
             duration_s,
+            duration_cv: 1.0,
             mb_per_request: 2.0,
         }
     }
@@ -180,6 +186,16 @@ mod tests {
         assert!((mean_s / 1200.0 - 1.0).abs() < 0.05, "{mean_s}");
         assert!(e.windows(2).all(|p| p[0].start <= p[1].start));
         assert!(e.iter().all(|e| e.start < window));
+        let fixed = Surge {
+            duration_cv: 0.0,
+            ..surge(3.0, 1200.0)
+        };
+        let f = schedule(&fixed, 11, SimTime::from_secs(100 * 86_400));
+        assert!(f.len() > 200);
+        assert!(
+            f.iter()
+                .all(|e| e.end - e.start == SimTime::from_secs(1200))
+        );
     }
 
     #[test]

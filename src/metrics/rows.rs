@@ -168,6 +168,8 @@ pub struct WorkerSample {
     pub generation: u32,
     pub rss_mb: f64,
     pub limit_mb: f64,
+    /// Requests served so far (not in `workers.csv`; tests pair it with RSS).
+    pub requests: u64,
 }
 
 /// Receives rows as the simulation produces them.

@@ -163,8 +163,11 @@ pub struct RawLeak {
 pub struct RawSurge {
     /// Mean episode starts per simulated day (a Poisson process); 0 = off.
     pub episodes_per_day: f64,
-    /// Mean episode length (exponentially distributed).
+    /// Mean episode length.
     pub duration_s: f64,
+    /// Coefficient of variation of the episode length (lognormal; 0 = every
+    /// episode lasts `duration_s`).
+    pub duration_cv: f64,
     /// Extra RSS every served request adds while an episode is on.
     pub mb_per_request: f64,
 }
@@ -174,6 +177,7 @@ impl Default for RawSurge {
         RawSurge {
             episodes_per_day: 0.0,
             duration_s: 1800.0,
+            duration_cv: 0.5,
             mb_per_request: 1.0,
         }
     }

@@ -447,6 +447,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                     generation: w.generation,
                     rss_mb: w.rss_mb,
                     limit_mb: w.limit_mb,
+                    requests: w.requests,
                 })
                 .collect();
             self.obs.workers(t, &live);

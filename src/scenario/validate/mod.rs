@@ -159,6 +159,9 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
 
 /// The most episodes a day: one a minute. More is a typo for a rate.
 const MAX_SURGES_PER_DAY: f64 = 1440.0;
+/// The widest spread of episode lengths: past this a lognormal's mean is
+/// carried by a few episodes far longer than the run.
+const MAX_DURATION_CV: f64 = 10.0;
 
 /// `[fleet.leak.surge]`: `None` when absent or at 0 episodes a day (off:
 /// the run is the one without the table, byte for byte).
@@ -178,6 +181,13 @@ fn surge(s: Option<&RawSurge>, container_mb: f64) -> Result<Option<Surge>, (Stri
         )?;
     }
     positive_duration(&key("duration_s"), s.duration_s)?;
+    non_negative(&key("duration_cv"), s.duration_cv)?;
+    if s.duration_cv > MAX_DURATION_CV {
+        fail(
+            &key("duration_cv"),
+            format!("{} is over {MAX_DURATION_CV}", s.duration_cv),
+        )?;
+    }
     positive(&key("mb_per_request"), s.mb_per_request)?;
     if s.mb_per_request > container_mb {
         fail(
@@ -191,6 +201,7 @@ fn surge(s: Option<&RawSurge>, container_mb: f64) -> Result<Option<Surge>, (Stri
     Ok((s.episodes_per_day > 0.0).then(|| Surge {
         episodes_per_day: s.episodes_per_day,
         duration_s: s.duration_s,
+        duration_cv: s.duration_cv,
         mb_per_request: s.mb_per_request,
     }))
 }
