@@ -198,7 +198,7 @@ fn surge(s: Option<&RawSurge>, container_mb: f64) -> Result<Option<Surge>, (Stri
             ),
         )?;
     }
-    Ok((s.episodes_per_day > 0.0).then(|| Surge {
+    Ok((s.episodes_per_day > 0.0).then_some(Surge {
         episodes_per_day: s.episodes_per_day,
         duration_s: s.duration_s,
         duration_cv: s.duration_cv,
