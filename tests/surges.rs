@@ -208,6 +208,88 @@ fn check_growth(mode: &str, margin: SimTime) {
     }
 }
 
+/// With `max_mb_per_worker`, one episode adds at most that much to one
+/// process: over every episode (from the last sample before it to the first
+/// after it, with no other episode touching that span), each process's
+/// growth beyond its constant leak is at most the bound, and reaches it.
+fn check_bound(mode: &str) {
+    let (v, cap) = (0.05, 30.0);
+    let m = format!("engine.mode={mode}");
+    let sets = [
+        &ON[..],
+        &[
+            &m,
+            "run.duration_h=12",
+            "fleet.leak.surge.max_mb_per_worker=30",
+            "fleet.leak.distribution=constant",
+            "fleet.leak.mean_mb_per_request=0.05",
+            "fleet.leak.warmup_mb=0",
+            "fleet.leak.step_probability=0",
+        ],
+    ]
+    .concat();
+    let sc = scenario(&sets);
+    let seed = 9;
+    let mut obs = Samples::default();
+    run_checked(&sc, seed, &mut obs);
+    let episodes = surge::schedule(sc.fleet.surge.as_ref().unwrap(), seed, sc.duration);
+    let (mut checked, mut at_bound) = (0, 0);
+    for e in &episodes {
+        let Some(a) = obs
+            .steps
+            .iter()
+            .rposition(|(t, _)| *t + SimTime::from_secs(1) < e.start)
+        else {
+            continue;
+        };
+        let Some(b) = obs
+            .steps
+            .iter()
+            .position(|(t, _)| *t > e.end + SimTime::from_secs(1))
+        else {
+            continue;
+        };
+        let (ta, tb) = (obs.steps[a].0, obs.steps[b].0);
+        if episodes
+            .iter()
+            .filter(|o| o.start <= tb && o.end > ta)
+            .count()
+            != 1
+        {
+            continue;
+        }
+        for before in &obs.steps[a].1 {
+            let Some(after) = obs.steps[b]
+                .1
+                .iter()
+                .find(|x| x.index == before.index && x.generation == before.generation)
+            else {
+                continue;
+            };
+            let surge_mb =
+                after.rss_mb - before.rss_mb - v * (after.requests - before.requests) as f64;
+            assert!(
+                surge_mb <= cap + 1e-6,
+                "{mode}: worker {} gen {} took {surge_mb} MB from episode {e:?}",
+                before.index,
+                before.generation
+            );
+            checked += 1;
+            at_bound += usize::from(surge_mb > cap - 1e-6);
+        }
+    }
+    assert!(
+        checked > 20 && at_bound > 10,
+        "{mode}: {checked} checked, {at_bound} at the bound"
+    );
+}
+
+#[test]
+fn one_episode_adds_at_most_the_bound_to_a_process() {
+    check_bound("exact");
+    check_bound("aggregate");
+}
+
 #[test]
 fn during_an_episode_every_instance_grows_by_the_surge_exact() {
     check_growth("exact", SimTime::ZERO);
@@ -290,7 +372,7 @@ fn without_surges_no_column_and_no_table() {
 
 #[test]
 fn bad_surge_keys_are_errors_naming_the_key() {
-    let cases: [(&[&str], &str, &str); 9] = [
+    let cases: [(&[&str], &str, &str); 11] = [
         (
             &["fleet.leak.surge.episodes_per_day=-1"],
             "fleet.leak.surge.episodes_per_day",
@@ -329,6 +411,16 @@ fn bad_surge_keys_are_errors_naming_the_key() {
         (
             &["fleet.leak.surge.mb_per_request=4096"],
             "fleet.leak.surge.mb_per_request",
+            "container",
+        ),
+        (
+            &["fleet.leak.surge.max_mb_per_worker=-1"],
+            "fleet.leak.surge.max_mb_per_worker",
+            ">= 0",
+        ),
+        (
+            &["fleet.leak.surge.max_mb_per_worker=3000"],
+            "fleet.leak.surge.max_mb_per_worker",
             "container",
         ),
         (&["fleet.leak.surge.mb=1"], "mb", "unknown field"),

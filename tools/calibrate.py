@@ -103,6 +103,7 @@ SURGE_SPACE = {
     "fleet.leak.surge.duration_s": ("log", 120.0, 3600.0),
     "fleet.leak.surge.duration_cv": ("lin", 0.0, 1.5),
     "fleet.leak.surge.mb_per_request": ("log", 0.3, 5.0),
+    "fleet.leak.surge.max_mb_per_worker": ("lin", 80.0, 400.0),
 }
 ALL_SPACE = {**SPACE, **SURGE_SPACE}
 

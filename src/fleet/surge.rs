@@ -33,6 +33,9 @@ pub struct Surge {
     pub duration_cv: f64,
     /// Extra RSS per request served while one episode is on.
     pub mb_per_request: f64,
+    /// The most one episode adds to one worker process (a cache that fills
+    /// to a bound); `f64::INFINITY` for no bound.
+    pub max_mb_per_worker: f64,
 }
 
 /// One episode: on over `[start, end)`.
@@ -81,6 +84,7 @@ pub struct SurgeClock {
     ended: usize,
     longest: SimTime,
     mb_per_request: f64,
+    max_mb_per_worker: f64,
 }
 
 impl SurgeClock {
@@ -100,6 +104,7 @@ impl SurgeClock {
             ended: 0,
             longest,
             mb_per_request: s.mb_per_request,
+            max_mb_per_worker: s.max_mb_per_worker,
         }
     }
 
@@ -117,6 +122,25 @@ impl SurgeClock {
             self.ended += 1;
         }
         self.started - self.ended
+    }
+
+    /// `extra` MB of surge growth for a worker, bounded by what the latest
+    /// episode (started by the last time asked) may still add to it:
+    /// `episode` and `left_mb` are the worker's budget, renewed when a new
+    /// episode has started since it was last charged (or the process is new).
+    #[inline]
+    pub fn bounded(&self, extra: f64, episode: &mut usize, left_mb: &mut f64) -> f64 {
+        if self.max_mb_per_worker == f64::INFINITY {
+            return extra;
+        }
+        let latest = self.started;
+        if *episode != latest {
+            *episode = latest;
+            *left_mb = self.max_mb_per_worker;
+        }
+        let d = extra.min(*left_mb);
+        *left_mb -= d;
+        d
     }
 
     /// The extra RSS of one request served at `t`; `t` must not go backwards.
@@ -168,6 +192,7 @@ mod tests {
             duration_s,
             duration_cv: 1.0,
             mb_per_request: 2.0,
+            max_mb_per_worker: f64::INFINITY,
         }
     }
 
@@ -224,6 +249,7 @@ mod tests {
             ended: 0,
             longest: SimTime::from_secs(90),
             mb_per_request: 1.5,
+            max_mb_per_worker: 4.0,
         };
         let t = SimTime::from_secs;
         assert_eq!(c.episode_s_within(t(0), t(300)), 90.0 + 10.0 + 10.0);
@@ -236,5 +262,37 @@ mod tests {
             .collect();
         assert_eq!(seen, [0, 1, 1, 2, 2, 1, 1, 0, 1, 0]);
         assert_eq!(c.mb_per_request_at(t(500)), 0.0);
+    }
+
+    #[test]
+    fn a_bound_caps_each_episode_per_worker_and_renews_with_the_next() {
+        let s = |a, b| Episode {
+            start: SimTime::from_secs(a),
+            end: SimTime::from_secs(b),
+        };
+        let mut c = SurgeClock {
+            episodes: vec![s(10, 100), s(200, 300)],
+            ends: vec![SimTime::from_secs(100), SimTime::from_secs(300)],
+            started: 0,
+            ended: 0,
+            longest: SimTime::from_secs(100),
+            mb_per_request: 1.5,
+            max_mb_per_worker: 4.0,
+        };
+        let t = SimTime::from_secs;
+        let (mut episode, mut left) = (usize::MAX, 0.0);
+        let mut take = |c: &mut SurgeClock, at| {
+            let x = c.mb_per_request_at(t(at));
+            c.bounded(x, &mut episode, &mut left)
+        };
+        // 1.5 + 1.5 + 1 (the bound) + 0 in the first episode...
+        let first: Vec<f64> = [20, 30, 40, 50].iter().map(|&a| take(&mut c, a)).collect();
+        assert_eq!(first, [1.5, 1.5, 1.0, 0.0]);
+        // ...none between, and a fresh 4 MB in the second.
+        assert_eq!(take(&mut c, 150), 0.0);
+        assert_eq!(take(&mut c, 210), 1.5);
+        // A new process (budget reset) takes the full bound again.
+        let (mut e2, mut l2) = (usize::MAX, 0.0);
+        assert_eq!(c.bounded(9.0, &mut e2, &mut l2), 4.0);
     }
 }

@@ -198,11 +198,26 @@ fn surge(s: Option<&RawSurge>, container_mb: f64) -> Result<Option<Surge>, (Stri
             ),
         )?;
     }
+    non_negative(&key("max_mb_per_worker"), s.max_mb_per_worker)?;
+    if s.max_mb_per_worker > container_mb {
+        fail(
+            &key("max_mb_per_worker"),
+            format!(
+                "{} MB is more than the {container_mb} MB container (0 = no bound)",
+                s.max_mb_per_worker
+            ),
+        )?;
+    }
     Ok((s.episodes_per_day > 0.0).then_some(Surge {
         episodes_per_day: s.episodes_per_day,
         duration_s: s.duration_s,
         duration_cv: s.duration_cv,
         mb_per_request: s.mb_per_request,
+        max_mb_per_worker: if s.max_mb_per_worker > 0.0 {
+            s.max_mb_per_worker
+        } else {
+            f64::INFINITY
+        },
     }))
 }
 

@@ -144,8 +144,10 @@ impl<O: Observer> Sim<'_, O> {
         if t <= t0 {
             return;
         }
-        if let Some(s) = &self.surge {
+        if let Some(s) = &mut self.surge {
             agg.surge_mb = s.mean_mb_per_request(t0, t);
+            // The budget belongs to the latest episode started by the step's end.
+            s.on_at(t.saturating_sub(SimTime(1)));
         }
         let dt = (t - t0).as_secs_f64();
         let mid = SimTime(t0.0 + (t.0 - t0.0) / 2);
@@ -269,7 +271,12 @@ impl<O: Observer> Sim<'_, O> {
             &mut worker.noise,
         );
         if agg.surge_mb > 0.0 {
-            d += n as f64 * agg.surge_mb;
+            let surge = self.surge.as_ref().expect("surges on");
+            d += surge.bounded(
+                n as f64 * agg.surge_mb,
+                &mut worker.surge_episode,
+                &mut worker.surge_left_mb,
+            );
         }
         if let Some(drift) = &self.sc.policy.triggers.drift {
             worker.garbage_mb += d * drift.gc_reclaim_fraction;
