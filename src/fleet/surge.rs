@@ -13,7 +13,9 @@
 //! the whole fleet, each lasts a lognormal time (mean `duration_s`,
 //! coefficient of variation `duration_cv`; 0: every episode lasts exactly
 //! `duration_s`), and while `k` episodes are on, every request any worker
-//! serves adds `k x mb_per_request` to its RSS on top of its leak. The
+//! serves adds `k x mb_per_request` to its RSS on top of its leak, until
+//! the latest episode has added `max_mb_per_worker` to that process (a
+//! cache filled to its bound; a process forked later fills again). The
 //! schedule is drawn once, before the run, from its own stream
 //! (`Stream::Surge`), so turning surges on changes no other draw, and
 //! turning them off changes nothing at all.
