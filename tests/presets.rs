@@ -73,6 +73,16 @@ fn plausible(name: &str, s: &Summary, seeds_default: &Summary) {
             assert!(s.recycles_young_fraction < seeds_default.recycles_young_fraction);
             assert!(s.requests_per_worker_p10 > seeds_default.requests_per_worker_p10);
         }
+        "render-2x3-surges" => {
+            // Seed 1 draws three episodes; every worker grows with them, so
+            // the lease-paced train is longer than the default's busiest hour
+            // and pressure recycles come from the surges.
+            let surge = s.surge.expect("surges are on");
+            assert!(surge.episodes > 0 && surge.episode_s > 0.0, "{surge:?}");
+            assert!(s.peak_hour_recycles > seeds_default.peak_hour_recycles);
+            assert!(s.pressure_recycles > 0);
+            assert_eq!(s.oom_kills, 0);
+        }
         "gunicorn-max-requests" => {
             assert!(all_by(s.recycles_max_requests));
             assert!(s.requests_per_worker_min >= Some(1000.0));

@@ -24,6 +24,8 @@ pub enum Stream {
     WarmStart = 9,
     Trigger = 10,
     Sampler = 11,
+    /// The fleet's memory-surge schedule (`fleet::surge`), drawn once per run.
+    Surge = 12,
 }
 
 /// The generator every stream uses.

@@ -3,8 +3,10 @@
 //! event loop in `sim` is the only code that mutates it.
 
 pub mod memory;
+pub mod surge;
 
 pub use memory::{LeakModel, VelocityDist};
+pub use surge::{Episode, Surge, SurgeClock};
 
 use crate::engine::rng::StreamRng;
 use crate::engine::time::SimTime;
@@ -86,6 +88,11 @@ pub struct Worker {
     /// Aggregate mode: the served count at which the next rare leak step
     /// lands (`sim::aggregate::leap::Leak`); unused in exact mode.
     pub next_step_at: u64,
+    /// Memory surges: the episode (`SurgeClock::latest`) whose budget
+    /// `surge_left_mb` is, and what that episode may still add to this
+    /// process (`max_mb_per_worker`).
+    pub surge_episode: usize,
+    pub surge_left_mb: f64,
 }
 
 /// A trailing-window arrival counter with one-second buckets.

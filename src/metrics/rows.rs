@@ -152,6 +152,9 @@ pub struct TimelineRow {
     pub usage_mb: Vec<f64>,
     pub headroom_mb: Vec<f64>,
     pub max_rss_mb: Vec<f64>,
+    /// Memory-surge episode-seconds in the step (`fleet::surge`); `None`
+    /// when surges are off, and then `timeline.csv` has no such column.
+    pub surge_episode_s: Option<f64>,
 }
 
 /// One live worker at a timeline step (`workers.csv`).
@@ -165,6 +168,8 @@ pub struct WorkerSample {
     pub generation: u32,
     pub rss_mb: f64,
     pub limit_mb: f64,
+    /// Requests served so far (not in `workers.csv`; tests pair it with RSS).
+    pub requests: u64,
 }
 
 /// Receives rows as the simulation produces them.

@@ -130,6 +130,20 @@ pub struct Summary {
     /// Fraction of served requests that waited (Erlang C's probability of waiting).
     pub wait_fraction: Option<f64>,
     pub events_processed: u64,
+    /// Memory surges, when the scenario has them: written to `summary.json`
+    /// by `to_json` only then, and never a sweep metric (a sweep's columns
+    /// are the same for every scenario).
+    #[serde(skip)]
+    pub surge: Option<SurgeTotals>,
+}
+
+/// The memory surges of a run (`fleet::surge`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurgeTotals {
+    /// Episodes that started in the window.
+    pub episodes: u64,
+    /// Episode-seconds inside the window (overlapping episodes add up).
+    pub episode_s: f64,
 }
 
 /// A recycle whose RSS was less than this over its limit tripped "low margin".
@@ -243,6 +257,7 @@ impl Metrics {
                 .then(|| (self.wait_us as f64 + self.wait_us_sum) / self.waits as f64 / 1000.0),
             wait_fraction: (self.waits > 0).then(|| self.waited as f64 / self.waits as f64),
             events_processed: self.events,
+            surge: None,
         }
     }
 }
@@ -268,11 +283,17 @@ impl Summary {
         struct Stamped<'a> {
             #[serde(flatten)]
             summary: &'a Summary,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            surge_episodes: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            surge_episode_s: Option<f64>,
             model_version: u32,
             fleetsim_version: &'static str,
         }
         let stamped = Stamped {
             summary: self,
+            surge_episodes: self.surge.map(|s| s.episodes),
+            surge_episode_s: self.surge.map(|s| s.episode_s),
             model_version: crate::MODEL_VERSION,
             fleetsim_version: crate::VERSION,
         };

@@ -99,7 +99,7 @@ fn write_event(w: &mut impl Write, r: &EventRow, base: f64, hard: f64) -> io::Re
     )
 }
 
-fn write_timeline_header(w: &mut impl Write, instances: usize) -> io::Result<()> {
+fn write_timeline_header(w: &mut impl Write, instances: usize, surge: bool) -> io::Result<()> {
     write!(
         w,
         "t_s,serving,booting,draining,backlog,arrivals,completions,failures,recycles,\
@@ -110,6 +110,10 @@ fn write_timeline_header(w: &mut impl Write, instances: usize) -> io::Result<()>
             w,
             ",inst{i}_usage_mb,inst{i}_headroom_mb,inst{i}_max_rss_mb"
         )?;
+    }
+    if surge {
+        // Last, and only with surges on: the schema without them is unchanged.
+        write!(w, ",surge_episode_s")?;
     }
     writeln!(w)
 }
@@ -141,6 +145,9 @@ fn write_timeline(w: &mut impl Write, r: &TimelineRow) -> io::Result<()> {
             Fixed(r.max_rss_mb[i], 1)
         )?;
     }
+    if let Some(s) = r.surge_episode_s {
+        write!(w, ",{}", Fixed(s, 1))?;
+    }
     writeln!(w)
 }
 
@@ -158,7 +165,11 @@ impl<E: Write, T: Write> Observer for CsvObserver<E, T> {
     fn timeline(&mut self, row: &TimelineRow) {
         if !self.header_done {
             self.header_done = true;
-            let r = write_timeline_header(&mut self.timeline, row.usage_mb.len());
+            let r = write_timeline_header(
+                &mut self.timeline,
+                row.usage_mb.len(),
+                row.surge_episode_s.is_some(),
+            );
             self.keep(r);
         }
         let r = write_timeline(&mut self.timeline, row);

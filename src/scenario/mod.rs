@@ -16,7 +16,7 @@ pub use raw::RawScenario;
 pub use validate::validate;
 
 use crate::engine::time::SimTime;
-use crate::fleet::LeakModel;
+use crate::fleet::{LeakModel, Surge};
 pub use crate::policy::{Pipeline, Replacement, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
 pub use raw::{BalancerKind, EngineMode, SamplingKind};
@@ -87,6 +87,8 @@ pub struct Fleet {
     pub graceful_timeout: SimTime,
     pub warm_start: bool,
     pub leak: LeakModel,
+    /// Fleet-wide memory surges (`[fleet.leak.surge]`); `None` when off.
+    pub surge: Option<Surge>,
 }
 
 impl Fleet {

@@ -151,6 +151,40 @@ pub struct RawLeak {
     pub step_probability: f64,
     /// Mean size of such a step (exponentially distributed).
     pub step_mean_mb: f64,
+    /// Fleet-wide memory surges; absent (off) unless the table is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surge: Option<RawSurge>,
+}
+
+/// `[fleet.leak.surge]`: episodes of heavy requests that hit every worker
+/// at once (`fleet::surge`). Off when absent or `episodes_per_day = 0`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawSurge {
+    /// Mean episode starts per simulated day (a Poisson process); 0 = off.
+    pub episodes_per_day: f64,
+    /// Mean episode length.
+    pub duration_s: f64,
+    /// Coefficient of variation of the episode length (lognormal; 0 = every
+    /// episode lasts `duration_s`).
+    pub duration_cv: f64,
+    /// Extra RSS every served request adds while an episode is on.
+    pub mb_per_request: f64,
+    /// The most one episode adds to one worker process (a cache that fills
+    /// to a bound); 0 = no bound.
+    pub max_mb_per_worker: f64,
+}
+
+impl Default for RawSurge {
+    fn default() -> Self {
+        RawSurge {
+            episodes_per_day: 0.0,
+            duration_s: 1800.0,
+            duration_cv: 0.5,
+            mb_per_request: 1.0,
+            max_mb_per_worker: 0.0,
+        }
+    }
 }
 
 impl Default for RawLeak {
@@ -163,6 +197,7 @@ impl Default for RawLeak {
             warmup_requests: 100.0,
             step_probability: 0.0,
             step_mean_mb: 0.0,
+            surge: None,
         }
     }
 }

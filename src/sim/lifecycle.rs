@@ -101,6 +101,8 @@ impl<O: Observer> Sim<'_, O> {
             rss_changed_at: SimTime::ZERO,
             noise: d.noise,
             next_step_at: u64::MAX,
+            surge_episode: usize::MAX,
+            surge_left_mb: 0.0,
         };
         if spare {
             return worker;
@@ -216,11 +218,17 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn grow(&mut self, t: SimTime, w: u32) {
         let leak = &self.sc.fleet.leak;
         let worker = &mut self.workers[w as usize];
-        let d = leak.growth(
+        let mut d = leak.growth(
             worker.velocity_mb_per_request,
             &mut worker.warm_left_mb,
             &mut worker.noise,
         );
+        if let Some(surge) = &mut self.surge {
+            let extra = surge.mb_per_request_at(t);
+            if extra > 0.0 {
+                d += surge.bounded(extra, &mut worker.surge_episode, &mut worker.surge_left_mb);
+            }
+        }
         if let Some(drift) = &self.sc.policy.triggers.drift {
             worker.garbage_mb += d * drift.gc_reclaim_fraction;
         }
@@ -380,6 +388,8 @@ impl<O: Observer> Sim<'_, O> {
         worker.over_ceiling_since = None;
         worker.rss_changed_at = t;
         worker.noise = d.noise;
+        // A new process fills its caches again: a fresh budget.
+        worker.surge_episode = usize::MAX;
         if let Some(agg) = &self.agg {
             worker.next_step_at = agg.first_step(&mut worker.noise);
         }

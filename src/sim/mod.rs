@@ -17,8 +17,8 @@ use crate::coord::{Lease, TokenBucket, WindowCap};
 use crate::engine::queue::Lane;
 use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
-use crate::fleet::{Instance, RateWindow, Request, Worker, WorkerState};
-use crate::metrics::{Metrics, Observer, Summary, TimelineRow, WorkerSample};
+use crate::fleet::{Instance, RateWindow, Request, SurgeClock, Worker, WorkerState};
+use crate::metrics::{Metrics, Observer, Summary, SurgeTotals, TimelineRow, WorkerSample};
 use crate::scenario::{Replacement, Scenario};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -166,6 +166,8 @@ pub struct Sim<'s, O: Observer> {
     check_invariants: bool,
     /// The aggregate mode's state; `None` in exact mode.
     agg: Option<aggregate::Aggregate>,
+    /// The memory-surge schedule (`fleet::surge`); `None` when off.
+    surge: Option<SurgeClock>,
     /// Raised by the caller (a signal handler) to stop the run early.
     stop: Option<&'s AtomicBool>,
 }
@@ -226,6 +228,11 @@ impl<'s, O: Observer> Sim<'s, O> {
             obs,
             check_invariants: false,
             agg: aggregate::Aggregate::new(sc, spi),
+            surge: sc
+                .fleet
+                .surge
+                .as_ref()
+                .map(|s| SurgeClock::new(s, seed, sc.duration)),
             stop: None,
         }
     }
@@ -421,6 +428,10 @@ impl<'s, O: Observer> Sim<'s, O> {
                         .fold(0.0, f64::max)
                 })
                 .collect(),
+            surge_episode_s: self
+                .surge
+                .as_ref()
+                .map(|s| s.episode_s_within(self.step_start, t)),
         };
         self.obs.timeline(&row);
         let wanted = self.obs.workers_wanted().min(self.workers.len());
@@ -436,6 +447,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                     generation: w.generation,
                     rss_mb: w.rss_mb,
                     limit_mb: w.limit_mb,
+                    requests: w.requests,
                 })
                 .collect();
             self.obs.workers(t, &live);
@@ -455,12 +467,16 @@ impl<'s, O: Observer> Sim<'s, O> {
         if self.step_start < end {
             self.emit_timeline_row(end);
         }
-        let summary = self.m.summary(
+        let mut summary = self.m.summary(
             &self.sc.name,
             self.seed,
             self.sc.duration,
             self.sc.fleet.workers(),
         );
+        summary.surge = self.surge.as_ref().map(|s| SurgeTotals {
+            episodes: s.episodes().len() as u64,
+            episode_s: s.episode_s_within(SimTime::ZERO, end),
+        });
         SimOutput {
             summary,
             metrics: self.m,

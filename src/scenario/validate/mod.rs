@@ -8,7 +8,7 @@ mod policy;
 use super::budget::estimated_events;
 use super::raw::*;
 use super::*;
-use crate::fleet::VelocityDist;
+use crate::fleet::{Surge, VelocityDist};
 use checks::*;
 use policy::policy;
 
@@ -146,6 +146,7 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         boot: duration("fleet.boot_s", f.boot_s)?,
         graceful_timeout: duration("fleet.graceful_timeout_s", f.graceful_timeout_s)?,
         warm_start: f.warm_start,
+        surge: surge(l.surge.as_ref(), f.container_mb)?,
         leak: LeakModel {
             velocity,
             warmup_mb: l.warmup_mb,
@@ -154,6 +155,70 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
             step_mean_mb: l.step_mean_mb,
         },
     })
+}
+
+/// The most episodes a day: one a minute. More is a typo for a rate.
+const MAX_SURGES_PER_DAY: f64 = 1440.0;
+/// The widest spread of episode lengths: past this a lognormal's mean is
+/// carried by a few episodes far longer than the run.
+const MAX_DURATION_CV: f64 = 10.0;
+
+/// `[fleet.leak.surge]`: `None` when absent or at 0 episodes a day (off:
+/// the run is the one without the table, byte for byte).
+fn surge(s: Option<&RawSurge>, container_mb: f64) -> Result<Option<Surge>, (String, String)> {
+    let Some(s) = s else {
+        return Ok(None);
+    };
+    let key = |k: &str| format!("fleet.leak.surge.{k}");
+    non_negative(&key("episodes_per_day"), s.episodes_per_day)?;
+    if s.episodes_per_day > MAX_SURGES_PER_DAY {
+        fail(
+            &key("episodes_per_day"),
+            format!(
+                "{} is over {MAX_SURGES_PER_DAY} a day (one a minute)",
+                s.episodes_per_day
+            ),
+        )?;
+    }
+    positive_duration(&key("duration_s"), s.duration_s)?;
+    non_negative(&key("duration_cv"), s.duration_cv)?;
+    if s.duration_cv > MAX_DURATION_CV {
+        fail(
+            &key("duration_cv"),
+            format!("{} is over {MAX_DURATION_CV}", s.duration_cv),
+        )?;
+    }
+    positive(&key("mb_per_request"), s.mb_per_request)?;
+    if s.mb_per_request > container_mb {
+        fail(
+            &key("mb_per_request"),
+            format!(
+                "{} MB per request is more than the {container_mb} MB container",
+                s.mb_per_request
+            ),
+        )?;
+    }
+    non_negative(&key("max_mb_per_worker"), s.max_mb_per_worker)?;
+    if s.max_mb_per_worker > container_mb {
+        fail(
+            &key("max_mb_per_worker"),
+            format!(
+                "{} MB is more than the {container_mb} MB container (0 = no bound)",
+                s.max_mb_per_worker
+            ),
+        )?;
+    }
+    Ok((s.episodes_per_day > 0.0).then_some(Surge {
+        episodes_per_day: s.episodes_per_day,
+        duration_s: s.duration_s,
+        duration_cv: s.duration_cv,
+        mb_per_request: s.mb_per_request,
+        max_mb_per_worker: if s.max_mb_per_worker > 0.0 {
+            s.max_mb_per_worker
+        } else {
+            f64::INFINITY
+        },
+    }))
 }
 
 fn workload(

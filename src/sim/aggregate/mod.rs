@@ -65,6 +65,9 @@ pub(in crate::sim) struct Aggregate {
     /// Per worker struct: the generation and its running credit of
     /// requests (below one: the fraction of a request not yet served).
     credit: Vec<(u32, f64)>,
+    /// The extra RSS per request of this step's requests: the memory
+    /// surges' mean over the step (`SurgeClock::mean_mb_per_request`).
+    surge_mb: f64,
     /// This step's fleet-wide wait estimate: served, served x P(wait),
     /// served x P(wait) x mean wait of those that wait (s).
     wait_mix: (u64, f64, f64),
@@ -99,6 +102,7 @@ impl Aggregate {
                 let n = sc.fleet.instances;
                 (leap::LeastOutstanding::new(n), vec![0.0; n], vec![0; n])
             }),
+            surge_mb: 0.0,
         })
     }
 
@@ -149,6 +153,11 @@ impl<O: Observer> Sim<'_, O> {
         agg.waits.fill(None);
         if t <= t0 {
             return;
+        }
+        if let Some(s) = &mut self.surge {
+            agg.surge_mb = s.mean_mb_per_request(t0, t);
+            // The budget belongs to the latest episode started by the step's end.
+            s.on_at(t.saturating_sub(SimTime(1)));
         }
         let dt = (t - t0).as_secs_f64();
         let mid = SimTime(t0.0 + (t.0 - t0.0) / 2);
@@ -302,7 +311,7 @@ impl<O: Observer> Sim<'_, O> {
         let worker = &mut self.workers[w as usize];
         let before = worker.requests;
         worker.requests += n;
-        let d = agg.leak.over(
+        let mut d = agg.leak.over(
             worker.velocity_mb_per_request,
             &mut worker.warm_left_mb,
             before,
@@ -310,6 +319,14 @@ impl<O: Observer> Sim<'_, O> {
             &mut worker.next_step_at,
             &mut worker.noise,
         );
+        if agg.surge_mb > 0.0 {
+            let surge = self.surge.as_ref().expect("surges on");
+            d += surge.bounded(
+                n as f64 * agg.surge_mb,
+                &mut worker.surge_episode,
+                &mut worker.surge_left_mb,
+            );
+        }
         if let Some(drift) = &self.sc.policy.triggers.drift {
             worker.garbage_mb += d * drift.gc_reclaim_fraction;
         }
