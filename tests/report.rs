@@ -112,6 +112,33 @@ fn run_directory_report() {
 }
 
 #[test]
+fn memory_surges_are_shaded_in_the_capacity_chart() {
+    let dir = TempDir::new("report-surges");
+    let d = dir.path().to_str().unwrap();
+    ok(&[
+        "run",
+        "scenarios/render-2x3-surges.toml",
+        "--hours",
+        "4",
+        "--set",
+        "fleet.leak.surge.episodes_per_day=48",
+        "--out",
+        d,
+    ]);
+    let html = report(dir.path());
+    assert!(html.contains("Shaded: memory surge episodes"), "caption");
+    let svg = fs::read_to_string(dir.path().join("capacity.svg")).unwrap();
+    assert!(svg.contains("memory surge"), "legend entry");
+    // No surges, no shading: the plain run's chart has neither.
+    let plain = TempDir::new("report-no-surges");
+    let p = plain.path().to_str().unwrap();
+    ok(&["run", "--hours", "2", "--out", p]);
+    assert!(!report(plain.path()).contains("memory surge"));
+    let svg = fs::read_to_string(plain.path().join("capacity.svg")).unwrap();
+    assert!(!svg.contains("memory surge"));
+}
+
+#[test]
 fn saturate_directory_report() {
     let dir = TempDir::new("report-sat");
     let d = dir.path().to_str().unwrap();
@@ -258,6 +285,8 @@ fn timeline_of(rows: usize, instances: usize) -> Timeline {
                 max_rss_mb: col(&|i| 420.0 + (i % 97) as f64),
             })
             .collect(),
+        // A memory surge in 3 rows of every 13: many shaded spans.
+        surge_s: col(&|i| if i % 13 < 3 { 30.0 } else { 0.0 }),
         // Three slots per instance: a saw tooth, a new limit each generation.
         workers: (0..instances * 3)
             .map(|k| WorkerSeries {

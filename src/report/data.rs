@@ -231,6 +231,9 @@ pub struct Timeline {
     pub booting: Vec<f64>,
     pub draining: Vec<f64>,
     pub instances: Vec<InstanceSeries>,
+    /// Episode-seconds of memory surges in each row's step (the
+    /// `surge_episode_s` column, written only with surges on; empty without).
+    pub surge_s: Vec<f64>,
     /// workers.csv, one series per worker slot (empty without the file).
     pub workers: Vec<WorkerSeries>,
 }
@@ -283,6 +286,32 @@ pub fn parse_workers(bytes: &[u8]) -> Result<Vec<WorkerSeries>, ReportError> {
     Ok(by.into_values().collect())
 }
 
+impl Timeline {
+    /// The stretches with a memory surge on, as `(from_s, to_s)`: a row
+    /// covers its step, `[t_s, next t_s)` (the last row the step before
+    /// it), and stretches less than `merge_s` apart are one (so a chart
+    /// draws at most one per pixel column). Empty without surges.
+    pub fn surge_spans(&self, merge_s: f64) -> Vec<(f64, f64)> {
+        let mut spans: Vec<(f64, f64)> = Vec::new();
+        let t = &self.t_s;
+        for (i, s) in self.surge_s.iter().enumerate() {
+            if s.is_nan() || *s <= 0.0 || i >= t.len() {
+                continue;
+            }
+            let end = match (t.get(i + 1), i.checked_sub(1)) {
+                (Some(next), _) => *next,
+                (None, Some(p)) => t[i] + (t[i] - t[p]),
+                (None, None) => t[i],
+            };
+            match spans.last_mut() {
+                Some(last) if t[i] - last.1 < merge_s => last.1 = end,
+                _ => spans.push((t[i], end)),
+            }
+        }
+        spans
+    }
+}
+
 pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
     let t = Table::parse("timeline.csv", bytes)?;
     let column = |name: &str| -> Vec<f64> {
@@ -310,6 +339,11 @@ pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
         booting: column("booting"),
         draining: column("draining"),
         instances,
+        surge_s: if t.col("surge_episode_s").is_some() {
+            column("surge_episode_s")
+        } else {
+            Vec::new()
+        },
         workers: Vec::new(),
     })
 }
@@ -458,6 +492,25 @@ pub fn parse_objectives(bytes: &[u8]) -> Result<Vec<Objective>, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn surge_spans_cover_their_rows_steps_and_merge_close_ones() {
+        let csv = "t_s,serving,surge_episode_s\n0,6,0\n60,6,30\n120,6,60\n180,6,0\n\
+                   240,6,0\n300,6,10\n360,6,0\n420,6,5\n";
+        let tl = parse_timeline(csv.as_bytes()).unwrap();
+        assert_eq!(tl.surge_s.len(), 8);
+        // Rows 60 and 120 cover [60, 180); 300 covers [300, 360); the last
+        // row, 420, covers a step like the one before it.
+        assert_eq!(
+            tl.surge_spans(1.0),
+            [(60.0, 180.0), (300.0, 360.0), (420.0, 480.0)]
+        );
+        // Closer than 150 s: one stretch.
+        assert_eq!(tl.surge_spans(150.0), [(60.0, 480.0)]);
+        // No column: none.
+        let plain = parse_timeline(b"t_s,serving\n0,6\n60,6\n").unwrap();
+        assert!(plain.surge_s.is_empty() && plain.surge_spans(1.0).is_empty());
+    }
 
     #[test]
     fn recycles_classified_by_lease_then_branch() {

@@ -240,8 +240,16 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
         chart(
             "capacity.svg",
             "Serving capacity",
-            "Workers serving, draining and booting (stacked) and each instance's cgroup \
-             headroom; below the dashed line the recycler is under pressure.",
+            format!(
+                "Workers serving, draining and booting (stacked) and each instance's cgroup \
+                 headroom; below the dashed line the recycler is under pressure.{}",
+                if tl.surge_s.is_empty() {
+                    ""
+                } else {
+                    " Shaded: memory surge episodes (timeline.csv's surge_episode_s)."
+                }
+            )
+            .as_str(),
             timeline::capacity(&tl, &policy)?,
         ),
         chart(

@@ -37,6 +37,8 @@ pub const BACKGROUND: RGBColor = RGBColor(0xb0, 0xb0, 0xb0);
 pub const BAR: RGBColor = RGBColor(0x6b, 0x8e, 0xae);
 /// The cooldown .. cooldown + tick band.
 pub const BAND: RGBColor = RGBColor(0xf2, 0xc9, 0x4c);
+/// Memory surge episodes, shaded behind the headroom lines.
+pub const SURGE: RGBColor = RGBColor(0xf4, 0xb6, 0xc2);
 
 /// Worker states in the capacity chart.
 pub const SERVING: RGBColor = RGBColor(0xa1, 0xd9, 0x9b);

@@ -478,6 +478,9 @@ pub fn capacity(tl: &Timeline, policy: &Policy) -> Result<String, ReportError> {
                 Swatch::Dashed(pal::BYPASS_PRESSURE),
             ));
         }
+        if !tl.surge_spans(1.0).is_empty() {
+            entries.push(("memory surge".to_string(), Swatch::Fill(pal::SURGE)));
+        }
         legend(&side.margin(40, 0, 0, 0), &entries)
     })
 }
@@ -562,6 +565,14 @@ fn headroom_panel(area: &Area<'_>, tl: &Timeline, policy: &Policy, x: (f64, f64)
         .light_line_style(RGBColor(0xee, 0xee, 0xee))
         .draw()?;
     let px = ch.plotting_area().dim_in_pixel().0 as usize;
+    // Surge episodes behind the lines; spans closer than a pixel merge.
+    let pixel_s = (x.1 - x.0) * 3600.0 / px.max(1) as f64;
+    ch.draw_series(tl.surge_spans(pixel_s).into_iter().map(|(a, b)| {
+        Rectangle::new(
+            [(hours(a), y.0), (hours(b), y.1)],
+            pal::SURGE.mix(0.5).filled(),
+        )
+    }))?;
     for (i, inst) in tl.instances.iter().enumerate() {
         let pts: Vec<(f64, f64)> = tl
             .t_s
