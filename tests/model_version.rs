@@ -18,7 +18,7 @@ use std::path::Path;
 const PINNED_VERSION: u32 = 3;
 
 /// (scenario file or "" for the embedded default, overrides, seed, digest).
-const PINNED: [(&str, &[&str], u64, u64); 7] = [
+const PINNED: [(&str, &[&str], u64, u64); 9] = [
     ("", &[], 1, 0xff4c_ed72_0cfb_ec32),
     ("", &["engine.mode=aggregate"], 1, 0x4365_4b37_cc37_008d),
     (
@@ -28,7 +28,7 @@ const PINNED: [(&str, &[&str], u64, u64); 7] = [
             "workload.balancer=least_outstanding",
         ],
         1,
-        0x8a8d_78db_68a7_044f,
+        0x67fe_7977_bc23_3c0e,
     ),
     (
         "scenarios/render-2x3-fixed.toml",
@@ -47,6 +47,18 @@ const PINNED: [(&str, &[&str], u64, u64); 7] = [
         &["workload.rps=6", "run.duration_h=6"],
         5,
         0xb7bc_5082_ba31_771d,
+    ),
+    (
+        "scenarios/render-2x3-surges.toml",
+        &[],
+        1,
+        0x3283_edc3_8ebe_5498,
+    ),
+    (
+        "scenarios/render-2x3-surges.toml",
+        &["engine.mode=aggregate"],
+        2,
+        0xd01c_6c57_4100_a77c,
     ),
     (
         "scenarios/large-fleet.toml",

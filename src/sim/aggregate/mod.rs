@@ -184,10 +184,12 @@ impl<O: Observer> Sim<'_, O> {
                     .poisson
                     .draw(mean / n as f64, &mut self.streams.arrivals);
                 (a, mean / n as f64 / dt)
-            } else if let Some((_, _, counts)) = &agg.least {
-                // The instance's expected rate: the fleet's by its share.
-                let share = counts[i] as f64 / total.max(1) as f64;
-                (counts[i], mean * share / dt)
+            } else if let Some((split, _, counts)) = &agg.least {
+                // The instance's expected rate: the fleet's by its expected
+                // share (not by this step's count: at a few requests a step
+                // that is noise, and Erlang C's convexity turns noise into
+                // a longer wait).
+                (counts[i], mean * split.rate_share()[i] / dt)
             } else {
                 let a = each + u64::from((i + n - start) % n < extra);
                 (a, mean / n as f64 / dt)
@@ -360,7 +362,8 @@ impl<O: Observer> Sim<'_, O> {
 
     /// The wait of the step's served requests: Erlang C with the
     /// instance's serving slots at the step's end and its expected arrival
-    /// rate (cached per slot count for the step); over capacity, the fluid
+    /// rate (cached per slot count for the step unless the balancer is
+    /// least-outstanding, whose instances' rates differ); over capacity, the fluid
     /// backlog's drain time.
     fn leap_waits(&mut self, i: u32, lambda: f64, served: u64) {
         if served == 0 {
@@ -374,8 +377,13 @@ impl<O: Observer> Sim<'_, O> {
         let slots = serving * self.sc.fleet.concurrency;
         let agg = self.agg.as_mut().expect("aggregate mode");
         let mu = agg.mu;
-        let cached =
-            *agg.waits[slots].get_or_insert_with(|| leap::erlang_c(slots as u32, lambda, mu));
+        // Cached per slot count for the step when every instance has the
+        // same rate (round-robin, random); least-outstanding's differ.
+        let cached = if agg.least.is_some() {
+            leap::erlang_c(slots as u32, lambda, mu)
+        } else {
+            *agg.waits[slots].get_or_insert_with(|| leap::erlang_c(slots as u32, lambda, mu))
+        };
         let (p_wait, wait_s) = match cached {
             Some(pw) => pw,
             None => (1.0, agg.queue[i as usize] / (slots.max(1) as f64 * mu)),

@@ -46,6 +46,11 @@ pub struct LeastOutstanding {
     /// its whole ones, summed over the steps), so its cumulative count
     /// stays within one of its cumulative share whatever the step's size.
     credit: Vec<f64>,
+    /// Per instance: its expected fraction of the fleet's arrival rate
+    /// (the level model's weight over their sum; `1 / n` when equal),
+    /// without the backlogs' water-fill or the whole counts' noise: the
+    /// rate its wait estimate needs.
+    rate_share: Vec<f64>,
 }
 
 impl LeastOutstanding {
@@ -55,7 +60,14 @@ impl LeastOutstanding {
             share: vec![0.0; instances],
             frac: vec![0.0; instances],
             credit: vec![0.0; instances],
+            rate_share: vec![0.0; instances],
         }
+    }
+
+    /// Each instance's expected fraction of the fleet's arrival rate as of
+    /// the last `split` (summing to 1).
+    pub fn rate_share(&self) -> &[f64] {
+        &self.rate_share
     }
 
     /// Splits `total` requests over the instances into `out` (one count
@@ -77,6 +89,8 @@ impl LeastOutstanding {
         self.share.resize(n, 0.0);
         self.frac.resize(n, 0.0);
         self.credit.resize(n, 0.0);
+        self.rate_share.clear();
+        self.rate_share.resize(n, 1.0 / n as f64);
         let equal =
             slots.iter().all(|&s| s == slots[0]) && backlog.iter().all(|&q| q == backlog[0]);
         if equal || slots.iter().all(|&s| s <= 0.0) {
@@ -84,6 +98,12 @@ impl LeastOutstanding {
             return;
         }
         self.weights(offered, slots);
+        let w_sum: f64 = self.share.iter().sum();
+        if w_sum > 0.0 && w_sum.is_finite() {
+            for (r, w) in self.rate_share.iter_mut().zip(&self.share) {
+                *r = w / w_sum;
+            }
+        }
         if !self.water_fill(total as f64, backlog) {
             self.deal_evenly(total, start, out);
             return;
