@@ -84,29 +84,46 @@ pub struct SurgeClock {
     /// time asked.
     started: usize,
     ended: usize,
-    longest: SimTime,
+    /// Prefix sums of the starts (in start order) and of the sorted ends,
+    /// in microseconds: `starts_us[k]` is the sum of the first `k`.
+    starts_us: Vec<u128>,
+    ends_us: Vec<u128>,
     mb_per_request: f64,
     max_mb_per_worker: f64,
 }
 
 impl SurgeClock {
     pub fn new(s: &Surge, seed: u64, window: SimTime) -> Self {
-        let episodes = schedule(s, seed, window);
+        Self::of(
+            schedule(s, seed, window),
+            s.mb_per_request,
+            s.max_mb_per_worker,
+        )
+    }
+
+    /// A clock over given episodes (in start order).
+    fn of(episodes: Vec<Episode>, mb_per_request: f64, max_mb_per_worker: f64) -> Self {
+        debug_assert!(episodes.windows(2).all(|w| w[0].start <= w[1].start));
         let mut ends: Vec<SimTime> = episodes.iter().map(|e| e.end).collect();
         ends.sort_unstable();
-        let longest = episodes
-            .iter()
-            .map(|e| e.end - e.start)
-            .max()
-            .unwrap_or(SimTime::ZERO);
+        let prefix = |ts: &mut dyn Iterator<Item = SimTime>| {
+            let mut sums = vec![0u128];
+            for t in ts {
+                sums.push(sums.last().unwrap() + t.0 as u128);
+            }
+            sums
+        };
+        let starts_us = prefix(&mut episodes.iter().map(|e| e.start));
+        let ends_us = prefix(&mut ends.iter().copied());
         SurgeClock {
             episodes,
             ends,
             started: 0,
             ended: 0,
-            longest,
-            mb_per_request: s.mb_per_request,
-            max_mb_per_worker: s.max_mb_per_worker,
+            starts_us,
+            ends_us,
+            mb_per_request,
+            max_mb_per_worker,
         }
     }
 
@@ -156,21 +173,25 @@ impl SurgeClock {
 
     /// Episode-seconds inside `[t0, t1)`: the sum over episodes of their
     /// overlap with the span (two episodes on for a minute count 120 s).
+    /// Two binary searches, whatever the episodes' lengths: `F(t1) - F(t0)`.
     pub fn episode_s_within(&self, t0: SimTime, t1: SimTime) -> f64 {
-        // Episodes that start before t1, newest first, back to the first
-        // one that could still be on at t0.
-        let upto = self.episodes.partition_point(|e| e.start < t1);
-        let mut us = 0u64;
-        for e in self.episodes[..upto].iter().rev() {
-            if e.start + self.longest <= t0 {
-                break;
-            }
-            let (a, b) = (e.start.max(t0), e.end.min(t1));
-            if b > a {
-                us += (b - a).0;
-            }
+        if t1 <= t0 {
+            return 0.0;
         }
-        us as f64 / 1e6
+        (self.episode_us_before(t1) - self.episode_us_before(t0)) as f64 / 1e6
+    }
+
+    /// `F(t)`, episode-microseconds inside `[0, t)`: an episode's overlap
+    /// is `t - start` once started, less `t - end` once ended, so `F(t)` is
+    /// `t` times the starts before it less their sum, less the same of
+    /// the ends: exact integers from the prefix sums.
+    fn episode_us_before(&self, t: SimTime) -> u128 {
+        let tt = t.0 as u128;
+        let started = self.episodes.partition_point(|e| e.start < t);
+        let ended = self.ends.partition_point(|&e| e < t);
+        let on = tt * started as u128 - self.starts_us[started];
+        let off = tt * ended as u128 - self.ends_us[ended];
+        on - off
     }
 
     /// The extra RSS per request averaged over `[t0, t1)` (aggregate mode:
@@ -240,19 +261,7 @@ mod tests {
             start: SimTime::from_secs(a),
             end: SimTime::from_secs(b),
         };
-        let mut c = SurgeClock {
-            episodes: vec![s(10, 100), s(20, 30), s(200, 210)],
-            ends: vec![
-                SimTime::from_secs(30),
-                SimTime::from_secs(100),
-                SimTime::from_secs(210),
-            ],
-            started: 0,
-            ended: 0,
-            longest: SimTime::from_secs(90),
-            mb_per_request: 1.5,
-            max_mb_per_worker: 4.0,
-        };
+        let mut c = SurgeClock::of(vec![s(10, 100), s(20, 30), s(200, 210)], 1.5, 4.0);
         let t = SimTime::from_secs;
         assert_eq!(c.episode_s_within(t(0), t(300)), 90.0 + 10.0 + 10.0);
         assert_eq!(c.episode_s_within(t(25), t(35)), 10.0 + 5.0);
@@ -266,21 +275,43 @@ mod tests {
         assert_eq!(c.mb_per_request_at(t(500)), 0.0);
     }
 
+    /// The prefix-sum form against the plain sum of overlaps, on episodes
+    /// of very different lengths (one spanning most of the others).
+    #[test]
+    fn episode_seconds_match_the_sum_of_overlaps() {
+        let mut rng = rng::stream(5, Stream::Surge);
+        let mut episodes: Vec<Episode> = (0..300)
+            .map(|_| {
+                let start = (open01(&mut rng) * 1e10) as u64;
+                let len = (open01(&mut rng).powi(6) * 5e9) as u64 + 1;
+                Episode {
+                    start: SimTime(start),
+                    end: SimTime(start + len),
+                }
+            })
+            .collect();
+        episodes.sort_by_key(|e| e.start);
+        let c = SurgeClock::of(episodes.clone(), 1.0, f64::INFINITY);
+        for _ in 0..2000 {
+            let a = (open01(&mut rng) * 1.2e10) as u64;
+            let b = a + (open01(&mut rng) * 3e8) as u64;
+            let (t0, t1) = (SimTime(a), SimTime(b));
+            let plain: u64 = episodes
+                .iter()
+                .map(|e| e.end.min(t1).0.saturating_sub(e.start.max(t0).0))
+                .sum();
+            assert_eq!(c.episode_s_within(t0, t1), plain as f64 / 1e6, "[{a}, {b})");
+        }
+        assert_eq!(c.episode_s_within(SimTime(9), SimTime(9)), 0.0);
+    }
+
     #[test]
     fn a_bound_caps_each_episode_per_worker_and_renews_with_the_next() {
         let s = |a, b| Episode {
             start: SimTime::from_secs(a),
             end: SimTime::from_secs(b),
         };
-        let mut c = SurgeClock {
-            episodes: vec![s(10, 100), s(200, 300)],
-            ends: vec![SimTime::from_secs(100), SimTime::from_secs(300)],
-            started: 0,
-            ended: 0,
-            longest: SimTime::from_secs(100),
-            mb_per_request: 1.5,
-            max_mb_per_worker: 4.0,
-        };
+        let mut c = SurgeClock::of(vec![s(10, 100), s(200, 300)], 1.5, 4.0);
         let t = SimTime::from_secs;
         let (mut episode, mut left) = (usize::MAX, 0.0);
         let mut take = |c: &mut SurgeClock, at| {
