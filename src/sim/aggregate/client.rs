@@ -26,7 +26,7 @@
 use super::super::{Event, Sim};
 use super::leap::Poisson;
 use crate::engine::SimTime;
-use crate::engine::rng::open01;
+use crate::engine::rng::{StreamRng, open01};
 use crate::fleet::WorkerState;
 use crate::metrics::{EventKind, Observer};
 use crate::scenario::BalancerKind;
@@ -124,18 +124,7 @@ impl<O: Observer> Sim<'_, O> {
         let agg = self.agg.as_mut().expect("aggregate mode");
         let mean = per_instance * n as f64 + agg.queue.iter().sum::<f64>();
         let above = agg.poisson.draw(mean, &mut self.streams.routing) % n as u64;
-        // Scan from `from`: each instance is one of the `above` left among
-        // the instances left with their share of chance.
-        let mut left = above as f64;
-        for j in 0..n {
-            let k = (from + j) % n;
-            let rest = (n - j) as f64;
-            if left <= 0.0 || open01(&mut self.streams.routing) >= left / rest {
-                return k;
-            }
-            left -= 1.0;
-        }
-        from
+        first_below(above as usize, n, from, &mut self.streams.routing)
     }
 
     fn leap_client_row(&mut self, t: SimTime, i: u32, kind: EventKind, latency: SimTime) {
@@ -231,9 +220,68 @@ impl<O: Observer> Sim<'_, O> {
     }
 }
 
+/// The first instance from `from` (cyclically) that is not one of `above`
+/// instances of `n` picked uniformly at random (those one over the level):
+/// each instance in turn is one of the `above` left among the instances
+/// left with its share of chance. Pure but for `rng`.
+fn first_below(above: usize, n: usize, from: usize, rng: &mut StreamRng) -> usize {
+    let mut left = above as f64;
+    for j in 0..n {
+        let k = (from + j) % n;
+        let rest = (n - j) as f64;
+        if left <= 0.0 || open01(rng) >= left / rest {
+            return k;
+        }
+        left -= 1.0;
+    }
+    from
+}
+
 #[cfg(test)]
 mod tests {
+    use super::first_below;
     use crate::Sim;
+    use crate::engine::rng::{Stream, stream};
+
+    /// The retry's pick under least-outstanding: the first instance from
+    /// `from` not among `above` of `n` drawn without replacement, so
+    /// `P(from + j) = prod_{i<j} (above - i) / (n - i) x (1 - (above - j) /
+    /// (n - j))`. With none above, always `from`; with all but one above,
+    /// each instance alike.
+    #[test]
+    fn a_least_outstanding_retry_goes_to_the_first_instance_below_the_level() {
+        let mut rng = stream(11, Stream::Routing);
+        let draws = 200_000;
+        for (n, above, from) in [
+            (2usize, 0usize, 1usize),
+            (2, 1, 0),
+            (3, 1, 2),
+            (3, 2, 0),
+            (5, 3, 4),
+        ] {
+            let mut seen = vec![0u32; n];
+            for _ in 0..draws {
+                seen[first_below(above, n, from, &mut rng)] += 1;
+            }
+            let mut reach = 1.0; // P(the first j from `from` are all above)
+            for j in 0..n {
+                let k = (from + j) % n;
+                let p_above = if j < above {
+                    (above - j) as f64 / (n - j) as f64
+                } else {
+                    0.0
+                };
+                let want = reach * (1.0 - p_above);
+                reach *= p_above;
+                let got = seen[k] as f64 / draws as f64;
+                let se = (want * (1.0 - want) / draws as f64).sqrt();
+                assert!(
+                    (got - want).abs() <= 5.0 * se + 1e-12,
+                    "n {n}, above {above}, from {from}: instance {k} {got:.4} vs {want:.4}"
+                );
+            }
+        }
+    }
     use crate::engine::SimTime;
     use crate::metrics::NullObserver;
     use crate::scenario::{DEFAULT_SCENARIO, Scenario, load, parse_override};
