@@ -398,7 +398,7 @@ fn without_surges_no_column_and_no_table() {
 
 #[test]
 fn bad_surge_keys_are_errors_naming_the_key() {
-    let cases: [(&[&str], &str, &str); 11] = [
+    let cases: [(&[&str], &str, &str); 13] = [
         (
             &["fleet.leak.surge.episodes_per_day=-1"],
             "fleet.leak.surge.episodes_per_day",
@@ -442,7 +442,17 @@ fn bad_surge_keys_are_errors_naming_the_key() {
         (
             &["fleet.leak.surge.max_mb_per_worker=-1"],
             "fleet.leak.surge.max_mb_per_worker",
-            ">= 0",
+            "above 0 MB",
+        ),
+        (
+            &["fleet.leak.surge.max_mb_per_worker=0"],
+            "fleet.leak.surge.max_mb_per_worker",
+            "inf, for no bound",
+        ),
+        (
+            &["fleet.leak.surge.max_mb_per_worker=nan"],
+            "fleet.leak.surge.max_mb_per_worker",
+            "above 0 MB",
         ),
         (
             &["fleet.leak.surge.max_mb_per_worker=3000"],
@@ -457,6 +467,21 @@ fn bad_surge_keys_are_errors_naming_the_key() {
         assert!(text.contains(key), "{sets:?}: {text}");
         assert!(text.contains(reason), "{sets:?}: {text}");
     }
+    // `inf` is no bound, as is leaving the key out.
+    let inf = try_scenario(&[
+        "fleet.leak.surge.episodes_per_day=3",
+        "fleet.leak.surge.max_mb_per_worker=inf",
+    ])
+    .expect("inf is no bound");
+    let absent = try_scenario(&["fleet.leak.surge.episodes_per_day=3"]).unwrap();
+    assert_eq!(
+        inf.fleet.surge.as_ref().map(|s| s.max_mb_per_worker),
+        Some(f64::INFINITY)
+    );
+    assert_eq!(
+        absent.fleet.surge.as_ref().map(|s| s.max_mb_per_worker),
+        Some(f64::INFINITY)
+    );
     // The checks run with the table present even at 0 episodes a day.
     assert!(
         try_scenario(&[

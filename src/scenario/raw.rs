@@ -171,7 +171,7 @@ pub struct RawSurge {
     /// Extra RSS every served request adds while an episode is on.
     pub mb_per_request: f64,
     /// The most one episode adds to one worker process (a cache that fills
-    /// to a bound); 0 = no bound.
+    /// to a bound); `inf` (the default) = no bound.
     pub max_mb_per_worker: f64,
 }
 
@@ -182,7 +182,7 @@ impl Default for RawSurge {
             duration_s: 1800.0,
             duration_cv: 0.5,
             mb_per_request: 1.0,
-            max_mb_per_worker: 0.0,
+            max_mb_per_worker: f64::INFINITY,
         }
     }
 }

@@ -198,14 +198,21 @@ fn surge(s: Option<&RawSurge>, container_mb: f64) -> Result<Option<Surge>, (Stri
             ),
         )?;
     }
-    non_negative(&key("max_mb_per_worker"), s.max_mb_per_worker)?;
-    if s.max_mb_per_worker > container_mb {
+    // Above 0 MB, or `inf` for no bound: 0 is not "no bound", so a sweep
+    // whose range reaches 0 means almost no surge there, not an unbounded one.
+    let bound = s.max_mb_per_worker;
+    if bound.is_nan() || bound <= 0.0 {
         fail(
             &key("max_mb_per_worker"),
             format!(
-                "{} MB is more than the {container_mb} MB container (0 = no bound)",
-                s.max_mb_per_worker
+                "{bound} MB: the bound must be above 0 MB (leave the key out, or inf, for no bound)"
             ),
+        )?;
+    }
+    if bound.is_finite() && bound > container_mb {
+        fail(
+            &key("max_mb_per_worker"),
+            format!("{bound} MB is more than the {container_mb} MB container (inf = no bound)"),
         )?;
     }
     Ok((s.episodes_per_day > 0.0).then_some(Surge {
@@ -213,11 +220,7 @@ fn surge(s: Option<&RawSurge>, container_mb: f64) -> Result<Option<Surge>, (Stri
         duration_s: s.duration_s,
         duration_cv: s.duration_cv,
         mb_per_request: s.mb_per_request,
-        max_mb_per_worker: if s.max_mb_per_worker > 0.0 {
-            s.max_mb_per_worker
-        } else {
-            f64::INFINITY
-        },
+        max_mb_per_worker: bound,
     }))
 }
 
