@@ -62,36 +62,46 @@ fn peak_rss() -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [name, hours, rest @ ..] = args.as_slice()
-        && let Some(b) = bare_workload(name)
-    {
-        bare(name, b, hours.parse().expect("hours is a number"), rest);
-        return;
-    }
     if let [name, hours, rest @ ..] = args.as_slice() {
-        let sc = workload(name, hours.parse().expect("hours is a number"));
+        let hours: f64 = hours.parse().expect("hours is a number");
         let runs: u32 = rest
             .first()
             .map_or(1, |r| r.parse().expect("runs is a count"));
+        // A textbook engine (for scale) or a fleetsim workload: (events,
+        // requests, the bare engine's mean wait).
+        let bare = bare_workload(name);
+        let sc = bare.is_none().then(|| workload(name, hours));
+        let once = || match (bare, &sc) {
+            (Some(b), _) => {
+                let r = std::hint::black_box(common::bare::run(b, hours, common::SEED));
+                (r.events, r.requests, Some(r.mean_wait_s))
+            }
+            (None, Some(sc)) => {
+                let s = common::run(sc);
+                (s.events_processed, s.requests_total, None)
+            }
+            (None, None) => unreachable!("a workload or a bare engine"),
+        };
         let mut times = Vec::new();
-        let mut s = None;
+        let mut last = None;
         for _ in 0..runs.max(1) {
             let t = Instant::now();
-            s = Some(common::run(&sc));
+            last = Some(once());
             times.push(t.elapsed().as_secs_f64());
         }
-        let s = s.expect("at least one run");
+        let (events, requests, wait) = last.expect("at least one run");
         times.sort_by(f64::total_cmp);
         let (best, median) = (times[0], times[times.len() / 2]);
         println!(
-            "{name}: {} events, {} requests; {} runs, best {best:.3} s, median {median:.3} s; \
-             best {:.3e} events/s, {:.3e} requests/s; peak RSS (VmHWM) {}",
-            s.events_processed,
-            s.requests_total,
+            "{name}: {events} events, {requests} requests; {} runs, best {best:.3} s, median {median:.3} s; \
+             best {:.3e} events/s, {:.3e} requests/s; {}",
             times.len(),
-            s.events_processed as f64 / best,
-            s.requests_total as f64 / best,
-            peak_rss()
+            events as f64 / best,
+            requests as f64 / best,
+            wait.map_or_else(
+                || format!("peak RSS (VmHWM) {}", peak_rss()),
+                |w| format!("mean wait {w:.4} s")
+            )
         );
         return;
     }
@@ -111,36 +121,6 @@ fn bare_workload(name: &str) -> Option<common::bare::Bare> {
         "bare_peer" => Some(common::bare::Bare::peer()),
         _ => None,
     }
-}
-
-fn bare(name: &str, b: common::bare::Bare, hours: f64, rest: &[String]) {
-    let runs: u32 = rest
-        .first()
-        .map_or(1, |r| r.parse().expect("runs is a count"));
-    let mut times = Vec::new();
-    let mut r = None;
-    for _ in 0..runs.max(1) {
-        let t = Instant::now();
-        r = Some(std::hint::black_box(common::bare::run(
-            b,
-            hours,
-            common::SEED,
-        )));
-        times.push(t.elapsed().as_secs_f64());
-    }
-    let r = r.expect("at least one run");
-    times.sort_by(f64::total_cmp);
-    let (best, median) = (times[0], times[times.len() / 2]);
-    println!(
-        "{name}: {} events, {} requests; {} runs, best {best:.3} s, median {median:.3} s; \
-         best {:.3e} events/s, {:.3e} requests/s; mean wait {:.4} s",
-        r.events,
-        r.requests,
-        times.len(),
-        r.events as f64 / best,
-        r.requests as f64 / best,
-        r.mean_wait_s
-    );
 }
 
 fn workloads() {
