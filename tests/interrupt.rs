@@ -8,7 +8,7 @@ mod common;
 use common::{TempDir, scenario};
 use fleetsim::metrics::NullObserver;
 use fleetsim::{Sim, SimError};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -64,6 +64,25 @@ const LONG: &[&str] = &[
     "7",
 ];
 
+/// Sends SIGINT to `child` and waits (at most 20 s) for it to exit.
+fn sigint_and_wait(mut child: Child) -> Output {
+    // The shell's builtin `kill`: no dependency on a kill binary.
+    let kill = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
+        .status()
+        .expect("run sh -c kill");
+    assert!(kill.success());
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("fleetsim still running 20 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn sigint_stops_a_run_keeps_partial_rows_and_writes_no_summary() {
     let dir = TempDir::new("interrupt");
@@ -91,21 +110,7 @@ fn sigint_stops_a_run_keeps_partial_rows_and_writes_no_summary() {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(300));
-    // The shell's builtin `kill`: no dependency on a kill binary.
-    let kill = Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
-        .status()
-        .expect("run sh -c kill");
-    assert!(kill.success());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("fleetsim still running 20 s after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = sigint_and_wait(child);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(EXIT_INTERRUPTED), "stderr: {err}");
     assert!(err.contains("interrupted at simulated t ="), "{err}");
@@ -211,20 +216,7 @@ fn sigint_stops_a_sweep_with_whole_rows_and_resume_finishes_it_identically() {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended early");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let kill = Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
-        .status()
-        .expect("run sh -c kill");
-    assert!(kill.success());
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("fleetsim sweep still running 20 s after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = sigint_and_wait(child);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(EXIT_INTERRUPTED), "stderr: {err}");
     assert!(err.contains("interrupted: finished trials are in"), "{err}");
