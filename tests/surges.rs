@@ -9,10 +9,10 @@
 mod common;
 
 use common::{TempDir, run_checked, scenario, try_scenario};
-use fleetsim::Sim;
 use fleetsim::engine::SimTime;
 use fleetsim::fleet::{Episode, surge};
 use fleetsim::metrics::{EventRow, Observer, TimelineRow, WorkerSample};
+use fleetsim::{Scenario, Sim};
 use std::path::Path;
 use std::process::Command;
 
@@ -130,12 +130,13 @@ fn on_throughout(episodes: &[Episode], a: SimTime, b: SimTime, margin: SimTime) 
     (touching == whole).then_some(whole)
 }
 
-/// With a constant leak velocity, no warm-up and no steps, a worker grows
-/// exactly `v` per request outside episodes and `v + k x mb` while `k` are
-/// on. Checked on every (worker, generation) between two timeline steps,
-/// and every episode must show the surge on every instance.
-fn check_growth(mode: &str, margin: SimTime) {
-    let (v, mb) = (0.05, 0.8);
+/// The constant leak velocity of `constant_leak_run`, MB per request.
+const LEAK_MB: f64 = 0.05;
+
+/// 12 h of `ON` surges in `mode` with a constant leak of `LEAK_MB` a
+/// request, no warm-up and no steps, plus `extra` overrides, at seed 9:
+/// the scenario, its timeline samples and its episodes.
+fn constant_leak_run(mode: &str, extra: &[&str]) -> (Scenario, Samples, Vec<Episode>) {
     let m = format!("engine.mode={mode}");
     let sets = [
         &ON[..],
@@ -147,6 +148,7 @@ fn check_growth(mode: &str, margin: SimTime) {
             "fleet.leak.warmup_mb=0",
             "fleet.leak.step_probability=0",
         ],
+        extra,
     ]
     .concat();
     let sc = scenario(&sets);
@@ -154,6 +156,16 @@ fn check_growth(mode: &str, margin: SimTime) {
     let mut obs = Samples::default();
     run_checked(&sc, seed, &mut obs);
     let episodes = surge::schedule(sc.fleet.surge.as_ref().unwrap(), seed, sc.duration);
+    (sc, obs, episodes)
+}
+
+/// With a constant leak velocity, no warm-up and no steps, a worker grows
+/// exactly `v` per request outside episodes and `v + k x mb` while `k` are
+/// on. Checked on every (worker, generation) between two timeline steps,
+/// and every episode must show the surge on every instance.
+fn check_growth(mode: &str, margin: SimTime) {
+    let (v, mb) = (LEAK_MB, 0.8);
+    let (sc, obs, episodes) = constant_leak_run(mode, &[]);
     // Per episode: the instances seen growing by the surge.
     let mut seen = vec![vec![false; sc.fleet.instances]; episodes.len()];
     let (mut inside, mut outside) = (0, 0);
@@ -213,26 +225,8 @@ fn check_growth(mode: &str, margin: SimTime) {
 /// after it, with no other episode touching that span), each process's
 /// growth beyond its constant leak is at most the bound, and reaches it.
 fn check_bound(mode: &str) {
-    let (v, cap) = (0.05, 30.0);
-    let m = format!("engine.mode={mode}");
-    let sets = [
-        &ON[..],
-        &[
-            &m,
-            "run.duration_h=12",
-            "fleet.leak.surge.max_mb_per_worker=30",
-            "fleet.leak.distribution=constant",
-            "fleet.leak.mean_mb_per_request=0.05",
-            "fleet.leak.warmup_mb=0",
-            "fleet.leak.step_probability=0",
-        ],
-    ]
-    .concat();
-    let sc = scenario(&sets);
-    let seed = 9;
-    let mut obs = Samples::default();
-    run_checked(&sc, seed, &mut obs);
-    let episodes = surge::schedule(sc.fleet.surge.as_ref().unwrap(), seed, sc.duration);
+    let (v, cap) = (LEAK_MB, 30.0);
+    let (sc, obs, episodes) = constant_leak_run(mode, &["fleet.leak.surge.max_mb_per_worker=30"]);
     let (mut checked, mut at_bound, mut new_with_surge) = (0, 0, 0);
     for e in &episodes {
         let Some(a) = obs
