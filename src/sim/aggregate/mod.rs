@@ -54,8 +54,9 @@ pub(in crate::sim) struct Aggregate {
     waited: f64,
     poisson: Poisson,
     leak: leap::Leak,
-    /// This step's Erlang C `(P(wait), mean wait)` by serving slots.
-    waits: Vec<Option<Option<(f64, f64)>>>,
+    /// This step's Erlang C `(P(wait), mean wait)` by serving slots, with
+    /// the arrival rate it was computed at.
+    waits: Vec<Option<(f64, Option<(f64, f64)>)>>,
     /// Per worker of the instance being stepped: seconds served in the
     /// step, and the generation that served them.
     overlap: Vec<(f64, u32)>,
@@ -362,8 +363,7 @@ impl<O: Observer> Sim<'_, O> {
 
     /// The wait of the step's served requests: Erlang C with the
     /// instance's serving slots at the step's end and its expected arrival
-    /// rate (cached per slot count for the step unless the balancer is
-    /// least-outstanding, whose instances' rates differ); over capacity, the fluid
+    /// rate (cached per slot count and rate for the step); over capacity, the fluid
     /// backlog's drain time.
     fn leap_waits(&mut self, i: u32, lambda: f64, served: u64) {
         if served == 0 {
@@ -377,12 +377,16 @@ impl<O: Observer> Sim<'_, O> {
         let slots = serving * self.sc.fleet.concurrency;
         let agg = self.agg.as_mut().expect("aggregate mode");
         let mu = agg.mu;
-        // Cached per slot count for the step when every instance has the
-        // same rate (round-robin, random); least-outstanding's differ.
-        let cached = if agg.least.is_some() {
-            leap::erlang_c(slots as u32, lambda, mu)
-        } else {
-            *agg.waits[slots].get_or_insert_with(|| leap::erlang_c(slots as u32, lambda, mu))
+        // Cached per slot count for the step, and reused at the same rate
+        // only (round-robin's and random's instances share one rate;
+        // least-outstanding's differ).
+        let cached = match agg.waits[slots] {
+            Some((rate, c)) if rate == lambda => c,
+            _ => {
+                let c = leap::erlang_c(slots as u32, lambda, mu);
+                agg.waits[slots] = Some((lambda, c));
+                c
+            }
         };
         let (p_wait, wait_s) = match cached {
             Some(pw) => pw,
