@@ -36,6 +36,9 @@ use crate::metrics::Observer;
 use crate::scenario::{BalancerKind, Scenario};
 use leap::{Poisson, instance_step};
 
+/// Erlang C's `(P(wait), mean wait in s)`; `None` at or over capacity.
+type ErlangWait = Option<(f64, f64)>;
+
 /// The aggregate mode's state beside the exact mode's (which it reuses).
 pub(in crate::sim) struct Aggregate {
     step: SimTime,
@@ -56,7 +59,7 @@ pub(in crate::sim) struct Aggregate {
     leak: leap::Leak,
     /// This step's Erlang C `(P(wait), mean wait)` by serving slots, with
     /// the arrival rate it was computed at.
-    waits: Vec<Option<(f64, Option<(f64, f64)>)>>,
+    waits: Vec<Option<(f64, ErlangWait)>>,
     /// Per worker of the instance being stepped: seconds served in the
     /// step, and the generation that served them.
     overlap: Vec<(f64, u32)>,
