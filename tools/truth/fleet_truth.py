@@ -43,6 +43,8 @@ def build_parser():
     g.add_argument("--drop-ids", action="store_true", help="omit the instance and worker columns")
     g.add_argument("--oom-rows", action="store_true",
                    help="also write an `oom_kill` row per OOM kill (default: recycles only)")
+    g.add_argument("--held-rows", action="store_true",
+                   help="also write a `recycle_held` row per hold (default: recycles only)")
     g.add_argument("--warm-start", dest="warm_start", action="store_true", default=True,
                    help="(default) at t=0 each worker has served a uniform fraction of its life")
     g.add_argument("--cold-start", dest="warm_start", action="store_false",
@@ -418,6 +420,8 @@ class Fleet:
     def hold(self, w, why):
         self.c[why] += 1
         w.holds += 1
+        if self.p.get("held_rows"):
+            self.row("recycle_held", w)
 
     def recycle(self, w, pressure, headroom):
         inst, now = w.inst, self.env.now

@@ -59,7 +59,7 @@ KEYS = [
 
 
 def F(boot, base, jitter, leak, cv, rps, tick, cooldown, hours=24, whole=False, diurnal=None,
-      drop_ids=False, note=""):
+      drop_ids=False, held_rows=False, note=""):
     """A fleet of the grid as fleet_truth flags (the hard ceiling pinned at base + 150,
     so a what-if on the base limit keeps it, as a [policy] fragment does)."""
     a = ["--boot-mb", boot, "--base-mb", base, "--jitter-mb", jitter, "--hard-mb", base + 150,
@@ -69,6 +69,8 @@ def F(boot, base, jitter, leak, cv, rps, tick, cooldown, hours=24, whole=False, 
         a.append("--whole-mb")
     if drop_ids:
         a.append("--drop-ids")
+    if held_rows:
+        a.append("--held-rows")
     if diurnal:
         p2t, peak = diurnal
         a += ["--profile", "diurnal", "--peak-to-trough", p2t, "--peak-hour", peak]
@@ -86,6 +88,8 @@ GRID = [
     F(410, 550, 25, 0.18, 0.6, 1.0, 40, 180, hours=48, whole=True, diurnal=(5, 14)),
     F(420, 520, 40, 0.15, 0.6, 1.5, 45, 120, note="the what-if fleet (520 -> 480)"),
     F(360, 500, 40, 0.15, 0.6, 1.0, 45, 120, drop_ids=True, note="fleet 0 without instance/worker"),
+    F(380, 560, 40, 0.20, 0.6, 2.0, 45, 120, held_rows=True, note="with recycle_held rows"),
+    F(420, 520, 40, 0.15, 0.6, 1.5, 45, 120, held_rows=True, note="fleet 8 with recycle_held rows"),
 ]
 
 QUICK_FLEETS = [0, 8]
@@ -156,10 +160,15 @@ def read_calibration(out_dir):
                         continue
                     key = f"{section}.{m.group(1)}" if section else m.group(1)
                     v, se, how = _num(m.group(2)), _num(m.group(3)), m.group(4)
-                    ident = se is not None and "not identifiable" not in how
+                    if m.group(3) == "set":
+                        continue  # set from the regime (duration, start hour), not fitted
+                    ident = v is not None and "not identifiable" not in how
+                    # an identified value with se n/a (e.g. tick: no spread) gets the
+                    # degenerate interval [v, v]
+                    half = 1.96 * se if se is not None else 0.0
                     fits[key] = {"value": v, "se": se,
-                                 "lo": v - 1.96 * se if ident else None,
-                                 "hi": v + 1.96 * se if ident else None,
+                                 "lo": v - half if ident else None,
+                                 "hi": v + half if ident else None,
                                  "identified": ident, "how": how}
             source = (source + "; " if source else "") + "calibrated.toml # fitted (fallback)"
     for f in fits.values():  # fill a missing interval from the se
