@@ -9,9 +9,10 @@ use common::scenario;
 use fleetsim::Scenario;
 use fleetsim::Sim;
 use fleetsim::metrics::CsvObserver;
-use fleetsim::replay::calibrate::{Calibration, calibrate, fit_lognormal};
+use fleetsim::replay::calibrate::{Budget, Calibration, fit_lognormal};
 use fleetsim::replay::validate::{Validation, Verdict, kolmogorov_q, ks_two_sample, validate};
 use fleetsim::replay::{Recording, import};
+use fleetsim::scenario::RawScenario;
 use std::path::Path;
 
 /// Simulates `sets` on the default scenario and reads events.csv back.
@@ -48,6 +49,31 @@ const TRUTH: &[&str] = &[
     "policy.hard_limit_mb=680",
 ];
 
+/// The raw scenario of `text` with `sets`.
+fn raw_of(text: &str, sets: &[&str]) -> RawScenario {
+    let overrides: Vec<_> = sets
+        .iter()
+        .map(|s| fleetsim::scenario::parse_override(s).unwrap())
+        .collect();
+    fleetsim::scenario::load(text, "<base>", &overrides, &mut |p: &str| {
+        Err(format!("no side files ({p})"))
+    })
+    .unwrap_or_else(|e| panic!("the base loads: {e}"))
+    .0
+}
+
+fn raw(sets: &[&str]) -> RawScenario {
+    raw_of(fleetsim::scenario::DEFAULT_SCENARIO, sets)
+}
+
+fn calibrate(
+    rec: &Recording,
+    base: &RawScenario,
+    seed: u64,
+) -> Result<Calibration, fleetsim::replay::calibrate::CalibrateError> {
+    fleetsim::replay::calibrate::calibrate(rec, base, seed, Budget::DEFAULT, &|_| ())
+}
+
 fn value(c: &Calibration, key: &str) -> f64 {
     c.get(key)
         .unwrap_or_else(|| panic!("{key} not fitted"))
@@ -57,7 +83,7 @@ fn value(c: &Calibration, key: &str) -> f64 {
 #[test]
 fn calibration_recovers_a_known_scenario() {
     let rec = recording(TRUTH, 11);
-    let base = scenario(&["fleet.leak.warmup_mb=0", "fleet.leak.step_probability=0"]);
+    let base = raw(&["fleet.leak.warmup_mb=0", "fleet.leak.step_probability=0"]);
     let c = calibrate(&rec, &base, 1).expect("calibrates");
     eprintln!("{c:#?}");
     let near = |key: &str, truth: f64, tol: f64| {
@@ -148,7 +174,7 @@ fn a_simulated_window_validates_against_its_own_calibration_only() {
     sets[0] = "run.duration_h=24";
     let rec = recording(&sets, 21);
     let base_sets = ["fleet.leak.warmup_mb=0", "fleet.leak.step_probability=0"];
-    let base = scenario(&base_sets);
+    let base = raw(&base_sets);
     let c = calibrate(&rec, &base, 1).expect("calibrates");
     let sc = calibrated(fleetsim::scenario::DEFAULT_SCENARIO, &base_sets, &c);
     let v = validate(&rec, &c.regime, &sc, &SEEDS).unwrap();
@@ -182,10 +208,7 @@ fn the_shipped_recording_validates_on_its_true_base_and_warns_on_the_default() {
     .unwrap();
     let rec = Recording::assemble(vec![part]).unwrap();
     let truth_text = shipped("scenarios/recordings/generated-24h-truth.toml");
-    let base =
-        fleetsim::scenario::load(&truth_text, "truth", &[], &mut |_: &str| Err(String::new()))
-            .unwrap()
-            .1;
+    let base = raw_of(&truth_text, &[]);
     let c = calibrate(&rec, &base, 1).unwrap();
     assert_eq!(c.regime, "base 500 MB / hard 650 MB");
     let v = validate(&rec, &c.regime, &calibrated(&truth_text, &[], &c), &SEEDS).unwrap();
@@ -204,7 +227,7 @@ fn the_shipped_recording_validates_on_its_true_base_and_warns_on_the_default() {
     // The current default's memory model (steps, busy deferral) is not what
     // generated the window: its calibration does not reproduce it.
     let default_text = fleetsim::scenario::DEFAULT_SCENARIO;
-    let c = calibrate(&rec, &scenario(&[]), 1).unwrap();
+    let c = calibrate(&rec, &raw(&[]), 1).unwrap();
     let w = validate(&rec, &c.regime, &calibrated(default_text, &[], &c), &SEEDS).unwrap();
     assert!(!w.reproduces);
     assert_eq!(verdict(&w, "margin over limit (MB)"), Verdict::Warn);

@@ -82,6 +82,15 @@ pub fn scenario(data: &[u8]) {
 }
 
 /// The embedded default scenario, loaded once.
+fn default_raw() -> &'static fleetsim::scenario::RawScenario {
+    static RAW: OnceLock<fleetsim::scenario::RawScenario> = OnceLock::new();
+    RAW.get_or_init(|| {
+        load(DEFAULT_SCENARIO, "<embedded>", &[], &mut fake_files)
+            .expect("the default loads")
+            .0
+    })
+}
+
 fn default_scenario() -> &'static Scenario {
     static SC: OnceLock<Scenario> = OnceLock::new();
     SC.get_or_init(|| {
@@ -144,7 +153,13 @@ pub fn recording(data: &[u8]) {
         let _ = replay::render::report(&a);
         serde_json::to_string(&a).expect("analysis.json serialises");
     }
-    let cal = match replay::calibrate::calibrate(&rec, sc, 1) {
+    let cal = match replay::calibrate::calibrate(
+        &rec,
+        default_raw(),
+        1,
+        replay::calibrate::Budget::TINY,
+        &|_| (),
+    ) {
         Ok(c) => c,
         Err(e) => return one_line("calibrate", &e.to_string()),
     };

@@ -161,6 +161,56 @@ fn alternative(calibrated: &str, path: &Path) -> Result<(String, fleetsim::Scena
     Ok((name, sc))
 }
 
+/// A bar on a terminal; elsewhere (a pod's log, CI) a line at every tenth.
+fn progress_bar(len: u64, what: &'static str) -> Progress {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(len);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(&format!(
+                "{{bar:40}} {{pos}}/{{len}} {what}, ETA {{eta}}"
+            ))
+            .expect("a valid template"),
+        );
+        Progress::Bar(bar)
+    } else {
+        Progress::Lines {
+            len,
+            what,
+            shown: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
+
+enum Progress {
+    Bar(indicatif::ProgressBar),
+    Lines {
+        len: u64,
+        what: &'static str,
+        shown: std::sync::atomic::AtomicU64,
+    },
+}
+
+impl Progress {
+    fn set_position(&self, done: u64) {
+        match self {
+            Progress::Bar(b) => b.set_position(done),
+            Progress::Lines { len, what, shown } => {
+                let tenth = (done * 10 / (*len).max(1)).min(10);
+                if shown.fetch_max(tenth, std::sync::atomic::Ordering::Relaxed) < tenth {
+                    eprintln!("{done}/{len} {what}");
+                }
+            }
+        }
+    }
+
+    fn finish_and_clear(&self) {
+        if let Progress::Bar(b) = self {
+            b.finish_and_clear();
+        }
+    }
+}
+
 fn lay_over(base: &mut toml::Table, over: &toml::Table) {
     for (k, v) in over {
         match (base.get_mut(k), v) {
@@ -179,8 +229,21 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         set: Vec::new(),
     };
     let base = load_scenario(&base_args, None)?;
-    let cal = replay::calibrate::calibrate(rec, &base.scenario, args.seed)
-        .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
+    let budget = replay::calibrate::Budget::DEFAULT;
+    let planned = replay::calibrate::planned_simulations(budget, 4) as u64;
+    let bar = progress_bar(planned, "simulated windows (calibration)");
+    let cal = replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, &|done| {
+        bar.set_position(done as u64)
+    })
+    .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
+    bar.finish_and_clear();
+    let json = serde_json::to_string_pretty(&cal).map_err(|e| Failure::run(e.to_string()))?;
+    let mut file = AtomicFile::create(out.join("calibration.json"))?;
+    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
+    let mut file = AtomicFile::create(out.join("draws.csv"))?;
+    write!(file, "{}", cal.draws_csv()).map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()?;
     let fitted_args = ScenarioArgs {
         scenario: args.scenario.clone(),
         set: cal

@@ -1,0 +1,327 @@
+//! Indirect inference: fleetsim itself is the model. The statistics of
+//! `moments.rs` are computed on the recording and on simulated windows of
+//! the same length; the parameters move until the simulated statistics'
+//! mean equals the recorded ones (`theta += s_recorded - mean s_sim(theta)`,
+//! the binding function's Jacobian being close to the identity because
+//! each statistic is a hand-made estimator of its own parameter). Whatever
+//! biases the hand-made estimators carry (censoring at the window's end,
+//! holds, whole-MB rounding, warm start) the simulated windows carry too,
+//! and they cancel.
+//!
+//! Uncertainty is a parametric bootstrap at the fitted point: fresh
+//! simulated windows, each mapped through the same statistics, give draws
+//! `theta* + (s_d - mean s) * sqrt(1 + 1/S)` (the recording's own sampling
+//! noise, plus the noise of the S-window mean the fit matched).
+
+use super::super::analyse::regimes;
+use super::super::analyse::window;
+use super::super::import;
+use super::super::recording::Recording;
+use super::moments::{self, Context, Moments, Sample};
+use crate::metrics::CsvObserver;
+use crate::scenario::{Override, Scenario};
+use crate::{Sim, engine::rng::mix64};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The fitted parameters, in the coordinates the fit moves them in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Theta {
+    pub base_mb: f64,
+    pub jitter_mb: f64,
+    pub boot_mb: f64,
+    pub ln_mean: f64,
+    pub ln_cv: f64,
+    pub ln_rps: f64,
+}
+
+pub const DIM: usize = 6;
+
+impl Theta {
+    pub fn to_vec(self) -> [f64; DIM] {
+        [
+            self.base_mb,
+            self.jitter_mb,
+            self.boot_mb,
+            self.ln_mean,
+            self.ln_cv,
+            self.ln_rps,
+        ]
+    }
+
+    pub fn from_vec(v: [f64; DIM]) -> Theta {
+        Theta {
+            base_mb: v[0],
+            jitter_mb: v[1],
+            boot_mb: v[2],
+            ln_mean: v[3],
+            ln_cv: v[4],
+            ln_rps: v[5],
+        }
+    }
+
+    /// Kept inside the values a scenario accepts and the data allows.
+    pub fn clamp(self, floor_boot: f64) -> Theta {
+        Theta {
+            base_mb: self.base_mb.max(1.0),
+            jitter_mb: self.jitter_mb.clamp(0.0, self.base_mb.max(1.0) * 0.5),
+            boot_mb: self
+                .boot_mb
+                .clamp(floor_boot, (self.base_mb - self.jitter_mb).max(floor_boot)),
+            ln_mean: self.ln_mean.clamp((1e-5f64).ln(), (50.0f64).ln()),
+            ln_cv: self.ln_cv.clamp((0.01f64).ln(), (4.0f64).ln()),
+            ln_rps: self.ln_rps.clamp((1e-4f64).ln(), (1e4f64).ln()),
+        }
+    }
+
+    /// The scenario keys the parameters set.
+    pub fn overrides(self) -> Vec<(String, f64)> {
+        vec![
+            ("policy.base_limit_mb".into(), self.base_mb),
+            ("policy.jitter_mb".into(), self.jitter_mb),
+            ("fleet.boot_rss_mb".into(), self.boot_mb),
+            ("fleet.leak.mean_mb_per_request".into(), self.ln_mean.exp()),
+            ("fleet.leak.cv".into(), self.ln_cv.exp()),
+            ("workload.rps".into(), self.ln_rps.exp()),
+        ]
+    }
+}
+
+/// The statistics in the fit's coordinates: one per parameter.
+pub fn stat_vec(m: &Moments) -> [f64; DIM] {
+    [
+        m.base_mb,
+        m.jitter_mb,
+        m.boot_mb,
+        m.velocity_mean.max(1e-9).ln(),
+        m.velocity_cv.max(1e-6).ln(),
+        m.rps.max(1e-9).ln(),
+    ]
+}
+
+/// How a simulated window is made to look like the recording before its
+/// statistics are taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Look {
+    pub whole_mb: bool,
+    pub slot_lives: bool,
+}
+
+/// Simulates `sc` on `seed`, reads the events back through the recording's
+/// import and regime split, and takes the sample of the busiest regime.
+pub fn simulate(sc: &Scenario, seed: u64, look: Look) -> Option<Sample> {
+    let (mut events, mut timeline) = (Vec::new(), Vec::new());
+    let mut obs = CsvObserver::new(
+        &mut events,
+        &mut timeline,
+        sc.policy.base_limit_mb,
+        sc.policy.hard_limit_mb,
+    );
+    Sim::new(sc, seed, &mut obs).run().ok()?;
+    obs.finish().ok()?;
+    let text = String::from_utf8(events).ok()?;
+    let part = import::parse("simulated.csv", &text).ok()?;
+    let rec = Recording::assemble(vec![part]).ok()?;
+    let w = window(&rec);
+    let views = regimes::split(&rec, (0.0, w.end_s.max(sc.duration.as_secs_f64())));
+    let v = views.iter().max_by_key(|v| v.recycles.len())?;
+    let mut s = moments::sample(v);
+    if look.whole_mb {
+        for r in &mut s.rows {
+            r.rss_mb = r.rss_mb.round();
+            r.limit_mb = r.limit_mb.round();
+        }
+    }
+    s.slot_lives = s.slot_lives && look.slot_lives;
+    Some(s)
+}
+
+/// Everything one fit needs besides the parameters.
+pub struct Problem<'a> {
+    pub data: &'a Moments,
+    pub context: Context,
+    pub look: Look,
+    pub min_rows: usize,
+    /// Builds the scenario for a parameter point (the structure's fixed
+    /// overrides are inside).
+    pub build: &'a (dyn Fn(&Theta) -> Option<Scenario> + Sync),
+    pub floor_boot: f64,
+    pub progress: &'a (dyn Fn(usize) + Sync),
+    pub done: &'a AtomicUsize,
+}
+
+/// The simulated windows at one point: their statistics (`None` where a
+/// window had too few recycles).
+pub fn evaluate(p: &Problem, theta: &Theta, seeds: &[u64]) -> Vec<Option<Moments>> {
+    let Some(sc) = (p.build)(theta) else {
+        return vec![None; seeds.len()];
+    };
+    seeds
+        .par_iter()
+        .map(|&s| {
+            let x = simulate(&sc, s, p.look);
+            let m = x.and_then(|x| moments::moments(&x, &p.context, p.min_rows));
+            (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
+            m
+        })
+        .collect()
+}
+
+/// Mean and sd of each statistic over the windows that gave one.
+pub fn mean_sd(ms: &[Option<Moments>]) -> Option<([f64; DIM], [f64; DIM], usize)> {
+    let xs: Vec<[f64; DIM]> = ms.iter().flatten().map(stat_vec).collect();
+    if xs.len() < 2 {
+        return None;
+    }
+    let n = xs.len() as f64;
+    let mut mean = [0.0; DIM];
+    let mut sd = [0.0; DIM];
+    for j in 0..DIM {
+        mean[j] = xs.iter().map(|x| x[j]).sum::<f64>() / n;
+        sd[j] = (xs.iter().map(|x| (x[j] - mean[j]).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    }
+    Some((mean, sd, xs.len()))
+}
+
+/// One fitted structure: its point, the windows simulated there and the
+/// standardised distance of their mean from the recording.
+pub struct Fitted {
+    pub theta: Theta,
+    pub sims: Vec<Option<Moments>>,
+    pub distance: f64,
+}
+
+/// Seeds for simulated windows: `n` derived from `key` (the recording's
+/// hash with the user's seed and a purpose).
+pub fn seeds(key: u64, purpose: u64, n: usize) -> Vec<u64> {
+    (0..n as u64)
+        .map(|i| mix64(mix64(key ^ purpose.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_add(i)))
+        .collect()
+}
+
+/// The fixed-point iteration from `start`, `iterations` steps on the same
+/// seeds (common random numbers); returns the best point seen.
+pub fn fit(p: &Problem, start: Theta, seeds: &[u64], iterations: usize) -> Option<Fitted> {
+    let target = stat_vec(p.data);
+    let mut theta = start.clamp(p.floor_boot);
+    let mut best: Option<Fitted> = None;
+    for _ in 0..iterations.max(1) {
+        let sims = evaluate(p, &theta, seeds);
+        let Some((mean, sd, _)) = mean_sd(&sims) else {
+            break;
+        };
+        let distance: f64 = (0..DIM)
+            .map(|j| ((target[j] - mean[j]) / sd[j].max(1e-9)).powi(2))
+            .sum();
+        if best.as_ref().is_none_or(|b| distance < b.distance) {
+            best = Some(Fitted {
+                theta,
+                sims,
+                distance,
+            });
+        }
+        let mut v = theta.to_vec();
+        for j in 0..DIM {
+            v[j] += target[j] - mean[j];
+        }
+        theta = Theta::from_vec(v).clamp(p.floor_boot);
+    }
+    best
+}
+
+/// Draws of the parameters at `fitted`: each fresh window's statistics
+/// relative to their mean, scaled by `sqrt(1 + 1/s)`.
+pub fn draws(
+    fitted: &Theta,
+    sims: &[Option<Moments>],
+    s: usize,
+    floor_boot: f64,
+) -> Vec<(Theta, [f64; DIM])> {
+    let Some((mean, _, _)) = mean_sd(sims) else {
+        return Vec::new();
+    };
+    let k = (1.0 + 1.0 / s.max(1) as f64).sqrt();
+    let centre = fitted.to_vec();
+    sims.iter()
+        .flatten()
+        .map(|m| {
+            let x = stat_vec(m);
+            let mut v = centre;
+            let mut dev = [0.0; DIM];
+            for j in 0..DIM {
+                dev[j] = (x[j] - mean[j]) * k;
+                v[j] += dev[j];
+            }
+            (Theta::from_vec(v).clamp(floor_boot), dev)
+        })
+        .collect()
+}
+
+/// The two-sample KS statistic scaled by `sqrt(n m / (n + m))`: how far
+/// two samples' distributions are, comparable across sample sizes.
+pub fn ks_lambda(a: &[f64], b: &[f64]) -> f64 {
+    match super::super::validate::ks_two_sample(a, b) {
+        Some((d, _)) => {
+            let (n, m) = (a.len() as f64, b.len() as f64);
+            d * (n * m / (n + m)).sqrt()
+        }
+        None => f64::INFINITY,
+    }
+}
+
+/// The structure score: KS distances of the recording's margins, requests
+/// per worker and overshoot in half-ticks from the simulated windows pooled.
+pub fn score(data: &Moments, sims: &[Option<Moments>]) -> [f64; 3] {
+    let pool = |f: fn(&Moments) -> &Vec<f64>| -> Vec<f64> {
+        sims.iter()
+            .flatten()
+            .flat_map(|m| f(m).iter().copied())
+            .collect()
+    };
+    [
+        ks_lambda(&data.margins_mb, &pool(|m| &m.margins_mb)),
+        ks_lambda(&data.requests, &pool(|m| &m.requests)),
+        ks_lambda(&data.overshoot, &pool(|m| &m.overshoot)),
+    ]
+}
+
+/// The weight `w` of `a` in `w a + (1 - w) b` that makes the sum the most
+/// precise estimate of the parameter: the least `var / sensitivity^2`,
+/// with `sens` each statistic's change per unit of the parameter (a
+/// statistic stuck at a bound has no sensitivity and gets no weight).
+/// 0.5 with too few pairs or no sensitivity at all.
+pub fn best_weight(pairs: &[(f64, f64)], sens: (f64, f64)) -> f64 {
+    let n = pairs.len() as f64;
+    if pairs.len() < 4 || !(sens.0.is_finite() && sens.1.is_finite()) {
+        return 0.5;
+    }
+    let ma = pairs.iter().map(|p| p.0).sum::<f64>() / n;
+    let mb = pairs.iter().map(|p| p.1).sum::<f64>() / n;
+    let va = pairs.iter().map(|p| (p.0 - ma).powi(2)).sum::<f64>() / n;
+    let vb = pairs.iter().map(|p| (p.1 - mb).powi(2)).sum::<f64>() / n;
+    let c = pairs.iter().map(|p| (p.0 - ma) * (p.1 - mb)).sum::<f64>() / n;
+    let cost = |w: f64| {
+        let s = w * sens.0 + (1.0 - w) * sens.1;
+        let v = w * w * va + (1.0 - w) * (1.0 - w) * vb + 2.0 * w * (1.0 - w) * c;
+        if s.abs() < 1e-3 {
+            f64::INFINITY
+        } else {
+            v.max(1e-12) / (s * s)
+        }
+    };
+    let best = (0..=40)
+        .map(|k| k as f64 / 40.0)
+        .min_by(|a, b| cost(*a).total_cmp(&cost(*b)))
+        .expect("non-empty");
+    if cost(best).is_finite() { best } else { 0.5 }
+}
+
+/// `key=value` overrides as the loader takes them.
+pub fn num_overrides(kv: &[(String, f64)]) -> Vec<Override> {
+    kv.iter()
+        .map(|(k, v)| Override {
+            key: k.clone(),
+            value: toml::Value::Float(*v),
+        })
+        .collect()
+}

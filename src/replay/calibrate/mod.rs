@@ -1,0 +1,955 @@
+//! Calibration: fit a scenario to one limit regime of a recording, so that
+//! the simulator can be asked what the recorded fleet would do under
+//! another policy.
+//!
+//! The method (docs/calibration.md, "Replay calibration"):
+//!
+//! 1. **Statistics** (`moments.rs`): from the regime's recycle rows
+//!    (`rss_mb`, `limit_mb`, `requests`, and the slot when recorded), the
+//!    limits' uniform, the fleet's rate (from complete slot lives when the
+//!    rows name slots), the boot RSS at which the median overshoot in
+//!    requests is half a tick's requests, and the lognormal of
+//!    `(rss - boot) / requests`.
+//! 2. **Structure**: the rate profile (constant, or diurnal when a cosine
+//!    regression finds an amplitude over 3 standard errors) and the warm or
+//!    cold start are read off the data; the memory model (plain, or the
+//!    base's warm-up, steps and surges) and busy deferral (off, or the
+//!    base's) are candidates, each fitted and scored (`fit::score`: KS
+//!    distances of margins, requests per worker and overshoot), the lowest
+//!    score chosen.
+//! 3. **Indirect inference** (`fit.rs`): the parameters move until the mean
+//!    of the statistics over simulated windows equals the recording's.
+//! 4. **Draws**: a parametric bootstrap at the fitted point; `se` and the
+//!    95% interval come from the draws, and validation and what-ifs run
+//!    over them.
+//!
+//! Boot RSS and warm-up trade off in recycle rows (both only shift where a
+//! worker starts its linear growth): their sum is what is identified, and
+//! is reported as such.
+
+mod fit;
+pub mod moments;
+
+use super::analyse::{infer, regimes};
+use super::recording::Recording;
+use crate::engine::rng::mix64;
+use crate::scenario::{Override, RawScenario, Scenario};
+use argmin::core::{CostFunction, Executor};
+use argmin::solver::neldermead::NelderMead;
+use fit::{Look, Problem, Theta};
+use moments::{Context, Moments, Shape};
+use serde::Serialize;
+use std::sync::atomic::AtomicUsize;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("no limit regime with recycles recording rss_mb, limit_mb and requests")]
+    NoRecycles,
+    #[error("regime {0}: only {1} usable recycles; calibration needs at least {MIN_ROWS}")]
+    TooFew(String, usize),
+    #[error("the lognormal fit failed: {0}")]
+    Fit(String),
+    #[error("the base scenario cannot take the fitted values: {0}")]
+    Base(String),
+    #[error("no simulated window at the starting point gave {MIN_ROWS} recycles: {0}")]
+    NoSimulation(String),
+}
+
+/// Fewer usable recycles than this and nothing is fitted.
+pub const MIN_ROWS: usize = 8;
+
+/// How much simulation a calibration spends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    /// Simulated windows per fixed-point step.
+    pub seeds: usize,
+    /// Fixed-point steps per candidate structure.
+    pub iterations: usize,
+    /// Parametric-bootstrap draws at the chosen point.
+    pub draws: usize,
+}
+
+impl Budget {
+    pub const DEFAULT: Budget = Budget {
+        seeds: 16,
+        iterations: 5,
+        draws: 64,
+    };
+    /// For fuzzing and smoke tests.
+    pub const TINY: Budget = Budget {
+        seeds: 2,
+        iterations: 1,
+        draws: 2,
+    };
+}
+
+/// One fitted value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fit {
+    /// The dotted scenario key it overrides, or a derived figure's name
+    /// (`boot_plus_warmup_mb`, `effective_mb_per_request`).
+    pub key: String,
+    pub value: f64,
+    /// Standard deviation of the draws; `None` when not fitted.
+    pub se: Option<f64>,
+    /// 2.5% and 97.5% quantiles of the draws.
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    /// False when the recording cannot tell this value (it is the base's).
+    pub identified: bool,
+    /// Which bound of its search the value sits on, if any.
+    pub at_bound: Option<String>,
+    pub how: String,
+}
+
+/// One candidate structure and how well it fitted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    pub memory: String,
+    pub deferral: bool,
+    /// Sum of the KS distances (margins, requests per worker, overshoot).
+    pub score: f64,
+    pub ks_margin: f64,
+    pub ks_requests: f64,
+    pub ks_overshoot: f64,
+    /// Standardised distance of the simulated statistics' mean from the
+    /// recording's at the fitted point.
+    pub distance: f64,
+    pub chosen: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Structure {
+    /// "constant" or "diurnal".
+    pub profile: String,
+    pub amplitude: f64,
+    pub amplitude_se: f64,
+    pub peak_hour: f64,
+    pub warm_start: bool,
+    pub rate_from: String,
+    pub whole_mb: bool,
+    pub candidates: Vec<Candidate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    pub schema: &'static str,
+    pub regime: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub recycles: usize,
+    /// Recycles with rss, limit and requests.
+    pub rows: usize,
+    pub fits: Vec<Fit>,
+    pub structure: Structure,
+    /// Scenario values set, not fitted: the structure's switches, the
+    /// regime's duration, start hour and hard ceiling, the tick.
+    pub fixed: Vec<(String, toml::Value)>,
+    /// The parameter draws, each a set of scenario values (laid over
+    /// `fixed`); the first is the fitted point itself.
+    #[serde(skip)]
+    pub draws: Vec<Vec<(String, f64)>>,
+    pub seeds_simulated: usize,
+    pub notes: Vec<String>,
+}
+
+pub const SCHEMA: &str = "fleetsim.calibration/1";
+
+impl Calibration {
+    pub fn get(&self, key: &str) -> Option<&Fit> {
+        self.fits.iter().find(|f| f.key == key)
+    }
+
+    fn fixed_overrides(&self) -> Vec<Override> {
+        self.fixed
+            .iter()
+            .map(|(k, v)| Override {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect()
+    }
+
+    /// The fitted point as `--set` overrides: the fixed values, then every
+    /// fitted scenario key.
+    pub fn overrides(&self) -> Vec<Override> {
+        let mut out = self.fixed_overrides();
+        for f in self.fits.iter().filter(|f| f.key.contains('.')) {
+            out.push(Override {
+                key: f.key.clone(),
+                value: toml::Value::Float(round(f.value, &f.key)),
+            });
+        }
+        out
+    }
+
+    /// Draw `i` as overrides (draw 0 is the fitted point).
+    pub fn draw_overrides(&self, i: usize) -> Vec<Override> {
+        let mut out = self.fixed_overrides();
+        out.extend(fit::num_overrides(&self.draws[i % self.draws.len().max(1)]));
+        out
+    }
+
+    /// The draws as CSV: a `draw` column, then one column per key.
+    pub fn draws_csv(&self) -> String {
+        let Some(first) = self.draws.first() else {
+            return "draw\n".into();
+        };
+        let mut o = String::from("draw");
+        for (k, _) in first {
+            o += &format!(",{k}");
+        }
+        o.push('\n');
+        for (i, d) in self.draws.iter().enumerate() {
+            o += &i.to_string();
+            for (_, v) in d {
+                o += &format!(",{v}");
+            }
+            o.push('\n');
+        }
+        o
+    }
+}
+
+/// Rounds to what a scenario file would say (MB to 0.1, velocities to 5
+/// significant digits).
+fn round(v: f64, key: &str) -> f64 {
+    let digits = if key.ends_with("_mb") || key.ends_with("_s") || key.ends_with("_h") {
+        1
+    } else {
+        let mag = v.abs().max(1e-12).log10().floor() as i32;
+        (4 - mag).max(0)
+    };
+    let p = 10f64.powi(digits);
+    (v * p).round() / p
+}
+
+/// The regime to calibrate: the longest span, the latest on a tie.
+fn pick<'a>(views: &'a [regimes::RegimeView<'a>]) -> Option<&'a regimes::RegimeView<'a>> {
+    views
+        .iter()
+        .filter(|v| !v.recycles.is_empty())
+        .rev()
+        .max_by(|a, b| (a.end_s - a.start_s).total_cmp(&(b.end_s - b.start_s)))
+}
+
+/// The lognormal negative log-likelihood of positive values, over
+/// `(mu, ln sigma)`.
+struct LognormalNll<'a> {
+    ln_x: &'a [f64],
+}
+
+impl CostFunction for LognormalNll<'_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, p: &Vec<f64>) -> Result<f64, argmin::core::Error> {
+        let (mu, sigma) = (p[0], p[1].exp());
+        let n = self.ln_x.len() as f64;
+        let ss: f64 = self.ln_x.iter().map(|l| (l - mu).powi(2)).sum();
+        let sum_ln: f64 = self.ln_x.iter().sum();
+        Ok(n * sigma.ln() + sum_ln + ss / (2.0 * sigma * sigma))
+    }
+}
+
+/// Maximum-likelihood lognormal `(mu, sigma)` by Nelder-Mead (the closed
+/// form's check; the statistics use the closed form).
+pub fn fit_lognormal(x: &[f64]) -> Result<(f64, f64), CalibrateError> {
+    let ln_x: Vec<f64> = x.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
+    if ln_x.len() < 2 {
+        return Err(CalibrateError::Fit("fewer than 2 positive values".into()));
+    }
+    let m = ln_x.iter().sum::<f64>() / ln_x.len() as f64;
+    let s = (ln_x.iter().map(|l| (l - m).powi(2)).sum::<f64>() / ln_x.len() as f64)
+        .sqrt()
+        .max(1e-3);
+    let start = vec![m + 0.5, (s * 1.5).ln()];
+    let simplex = vec![
+        start.clone(),
+        vec![start[0] + 0.3, start[1]],
+        vec![start[0], start[1] + 0.3],
+    ];
+    let nm = NelderMead::new(simplex)
+        .with_sd_tolerance(1e-10)
+        .map_err(|e| CalibrateError::Fit(e.to_string()))?;
+    let res = Executor::new(LognormalNll { ln_x: &ln_x }, nm)
+        .configure(|st| st.max_iters(500))
+        .run()
+        .map_err(|e| CalibrateError::Fit(e.to_string()))?;
+    let p = res
+        .state
+        .best_param
+        .ok_or_else(|| CalibrateError::Fit("no best point".into()))?;
+    Ok((p[0], p[1].exp()))
+}
+
+/// FNV-1a over the rows' times, RSS, limits and requests: the recording's
+/// part of every simulated seed, so two recordings get different windows.
+pub fn recording_hash(s: &moments::Sample) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for r in &s.rows {
+        for x in [r.t_s, r.rss_mb, r.limit_mb, r.requests] {
+            for b in x.to_bits().to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    h
+}
+
+/// A candidate memory model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Memory {
+    /// A constant per-worker velocity: no warm-up, steps or surges.
+    Plain,
+    /// The base's warm-up, steps and surges, with the velocity fitted.
+    Base,
+}
+
+impl Memory {
+    fn label(self) -> &'static str {
+        match self {
+            Memory::Plain => "plain",
+            Memory::Base => "base (warm-up, steps, surges as the base scenario has them)",
+        }
+    }
+}
+
+/// Whether the cold start is what the rows show: a slot's first recycle
+/// (or the window's first) comes as late as a whole life would take.
+fn cold_start(s: &moments::Sample, rps: f64, workers: f64) -> bool {
+    let per_worker = rps / workers;
+    if s.slot_lives {
+        let mut firsts: Vec<&moments::Row> = Vec::new();
+        for r in &s.rows {
+            if r.slot.is_some() && !firsts.iter().any(|f| f.slot == r.slot) {
+                firsts.push(r);
+            }
+        }
+        let ratios: Vec<f64> = firsts
+            .iter()
+            .map(|r| ((r.t_s - s.start_s) * per_worker / r.requests).min(1.5))
+            .collect();
+        !ratios.is_empty() && ratios.iter().sum::<f64>() / ratios.len() as f64 > 0.75
+    } else {
+        let mut n: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();
+        n.sort_by(f64::total_cmp);
+        let median = n[n.len() / 2];
+        let first = s.rows.iter().map(|r| r.t_s).fold(f64::INFINITY, f64::min);
+        (first - s.start_s) * per_worker / median > 0.35
+    }
+}
+
+/// Fits `base` to the longest limit regime of `rec`. `progress` is called
+/// with the number of simulated windows done so far, out of
+/// `planned_simulations(budget, 4)`.
+pub fn calibrate(
+    rec: &Recording,
+    base: &RawScenario,
+    seed: u64,
+    budget: Budget,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Calibration, CalibrateError> {
+    let w = super::analyse::window(rec);
+    let views = regimes::split(rec, (w.start_s, w.end_s));
+    let v = pick(&views).ok_or(CalibrateError::NoRecycles)?;
+    let sample = moments::sample(v);
+    if sample.rows.len() < MIN_ROWS {
+        return Err(CalibrateError::TooFew(v.key.label(), sample.rows.len()));
+    }
+    let base_text = toml::to_string(base).map_err(|e| CalibrateError::Base(e.to_string()))?;
+    let load = |sets: &[Override]| {
+        crate::scenario::load(&base_text, "<calibration base>", sets, &mut |p| {
+            Err(format!("{p}: not read during calibration"))
+        })
+    };
+    let (_, base_sc) = load(&[]).map_err(|e| CalibrateError::Base(e.to_string()))?;
+    let mut notes = Vec::new();
+    let mut fixed: Vec<(String, toml::Value)> = Vec::new();
+    let fnum = |x: f64| toml::Value::Float(x);
+
+    // The regime's clock: the base's start hour, moved by where the regime starts.
+    let start_hour = (base.workload.start_hour + (v.start_s - w.start_s) / 3600.0).rem_euclid(24.0);
+    let span_s = (v.end_s - v.start_s).max(1.0);
+    let workers = base_sc.fleet.workers() as f64;
+    let tick = infer::infer(v, None).tick_s;
+    let tick_s = match tick.inferred {
+        Some(t) => t,
+        None => {
+            notes.push(format!(
+                "tick: {}; kept the base's {:.0} s (the boot estimate rests on it: the overshoot \
+                 statistic is in ticks)",
+                tick.how, base.policy.tick_s
+            ));
+            base.policy.tick_s
+        }
+    };
+    fixed.push(("policy.tick_s".into(), fnum(tick_s)));
+    fixed.push(("run.duration_h".into(), fnum(round(span_s / 3600.0, "_h"))));
+
+    // The hard ceiling: recorded, else the base's offset over the fitted base.
+    let limits: Vec<f64> = sample.rows.iter().map(|r| r.limit_mb).collect();
+    let (base_mid, _) = moments::uniform(&limits);
+    let hard = match v.key.hard_limit_mb {
+        Some(h) => h,
+        None => {
+            let h = base_mid + (base.policy.hard_limit_mb - base.policy.base_limit_mb);
+            notes.push(format!(
+                "hard ceiling not recorded: the base's offset ({:+.0} MB) over the fitted base, \
+                 {h:.0} MB",
+                base.policy.hard_limit_mb - base.policy.base_limit_mb
+            ));
+            h
+        }
+    };
+    fixed.push(("policy.hard_limit_mb".into(), fnum(round(hard, "_mb"))));
+
+    // The rate profile, from the rows.
+    let tr = moments::traffic(&sample, workers, start_hour)
+        .ok_or_else(|| CalibrateError::TooFew(v.key.label(), 0))?;
+    let diurnal =
+        tr.amplitude_se.is_finite() && tr.amplitude > 3.0 * tr.amplitude_se && tr.amplitude > 0.1;
+    let shape = if diurnal {
+        let a = tr.amplitude.min(0.9);
+        fixed.push((
+            "workload.profile".into(),
+            toml::Value::String("diurnal".into()),
+        ));
+        fixed.push((
+            "workload.peak_to_trough".into(),
+            fnum(round((1.0 + a) / (1.0 - a), "_h")),
+        ));
+        fixed.push(("workload.peak_hour".into(), fnum(round(tr.peak_hour, "_h"))));
+        fixed.push((
+            "workload.start_hour".into(),
+            fnum((start_hour * 100.0).round() / 100.0),
+        ));
+        Shape {
+            amplitude: a,
+            peak_hour: tr.peak_hour,
+            start_hour,
+        }
+    } else {
+        fixed.push((
+            "workload.profile".into(),
+            toml::Value::String("constant".into()),
+        ));
+        Shape::CONSTANT
+    };
+    let warm = !cold_start(&sample, tr.rps, workers);
+    fixed.push(("fleet.warm_start".into(), toml::Value::Boolean(warm)));
+    fixed.push((
+        "fleet.leak.distribution".into(),
+        toml::Value::String("lognormal".into()),
+    ));
+
+    let mut context = Context {
+        tick_s,
+        workers,
+        shape,
+        overshoot_weight: 0.5,
+    };
+    let mut data = moments::moments(&sample, &context, MIN_ROWS)
+        .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
+    // An overshoot statistic at its bound in the recording says nothing
+    // about boot (holds dominate the overshoot): the slope alone then.
+    let over_stuck = moments::moments(
+        &sample,
+        &Context {
+            overshoot_weight: 1.0,
+            ..context
+        },
+        MIN_ROWS,
+    )
+    .is_none_or(|m| m.boot_at_bound.is_some());
+    if over_stuck {
+        context.overshoot_weight = 0.0;
+        data = moments::moments(&sample, &context, MIN_ROWS)
+            .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
+    }
+    let look = Look {
+        whole_mb: sample.whole_mb,
+        slot_lives: sample.slot_lives,
+    };
+    let key = mix64(recording_hash(&sample) ^ mix64(seed));
+
+    // Candidates: memory x deferral, the base's variants only where it has them.
+    let leak = &base.fleet.leak;
+    let base_memory = leak.warmup_mb > 0.0
+        || leak.step_probability > 0.0
+        || leak
+            .surge
+            .as_ref()
+            .is_some_and(|s| s.episodes_per_day > 0.0);
+    let base_deferral = base.policy.busy_deferral;
+    let mut candidates = vec![(Memory::Plain, false)];
+    if base_memory {
+        candidates.push((Memory::Base, false));
+    }
+    if base_deferral {
+        candidates.push((Memory::Plain, true));
+        if base_memory {
+            candidates.push((Memory::Base, true));
+        }
+    }
+    let done = AtomicUsize::new(0);
+    let fit_seeds = fit::seeds(key, 1, budget.seeds);
+    // A worker boots with at least what it shares with the master.
+    let floor_boot = base.fleet.shared_mb + 1.0;
+    let structure_sets = |m: Memory, deferral: bool| {
+        let mut s: Vec<Override> = fixed
+            .iter()
+            .map(|(k, v)| Override {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect();
+        if m == Memory::Plain {
+            s.extend(fit::num_overrides(&[
+                ("fleet.leak.warmup_mb".into(), 0.0),
+                ("fleet.leak.step_probability".into(), 0.0),
+            ]));
+            if leak.surge.is_some() {
+                s.extend(fit::num_overrides(&[(
+                    "fleet.leak.surge.episodes_per_day".into(),
+                    0.0,
+                )]));
+            }
+        }
+        s.push(Override {
+            key: "policy.busy_deferral".into(),
+            value: toml::Value::Boolean(deferral && base_deferral),
+        });
+        s
+    };
+    let start = |m: Memory, data: &Moments| {
+        let (warmup, steps) = match m {
+            Memory::Plain => (0.0, 0.0),
+            Memory::Base => (leak.warmup_mb, leak.step_probability * leak.step_mean_mb),
+        };
+        let mean = (data.velocity_mean - steps).max(data.velocity_mean / 10.0);
+        Theta {
+            base_mb: data.base_mb,
+            jitter_mb: data.jitter_mb,
+            boot_mb: data.boot_mb - warmup,
+            ln_mean: mean.ln(),
+            ln_cv: data.velocity_cv.max(0.05).ln(),
+            ln_rps: data.rps.ln(),
+        }
+    };
+    // The pilot: how the two boot statistics spread over windows at the
+    // plain start, which sets their weights (least variance of the sum).
+    {
+        let sets = structure_sets(Memory::Plain, false);
+        let build = |t: &Theta| -> Option<Scenario> {
+            let mut all = sets.clone();
+            all.extend(fit::num_overrides(&t.overrides()));
+            load(&all).ok().map(|x| x.1)
+        };
+        let p = Problem {
+            data: &data,
+            context,
+            look,
+            min_rows: MIN_ROWS,
+            build: &build,
+            floor_boot,
+            progress,
+            done: &done,
+        };
+        // Two points 25 MB of boot apart: each statistic's spread and how
+        // far it moves per MB of boot.
+        let at = start(Memory::Plain, &data).clamp(floor_boot);
+        let mut moved = at;
+        moved.boot_mb += if at.boot_mb + 25.0 < at.base_mb - at.jitter_mb {
+            25.0
+        } else {
+            -25.0
+        };
+        let delta = moved.boot_mb - at.boot_mb;
+        let pilot = fit::evaluate(&p, &at, &fit_seeds);
+        let pilot_moved = fit::evaluate(&p, &moved, &fit_seeds);
+        let pairs = |ms: &[Option<Moments>]| -> Vec<(f64, f64)> {
+            ms.iter()
+                .flatten()
+                .map(|m| (m.boot_over, m.boot_slope))
+                .collect()
+        };
+        let (a, b) = (pairs(&pilot), pairs(&pilot_moved));
+        let mean = |xs: &[(f64, f64)], j: usize| {
+            xs.iter()
+                .map(|x| if j == 0 { x.0 } else { x.1 })
+                .sum::<f64>()
+                / xs.len().max(1) as f64
+        };
+        let sens = (
+            (mean(&b, 0) - mean(&a, 0)) / delta,
+            (mean(&b, 1) - mean(&a, 1)) / delta,
+        );
+        let pairs = a;
+        let w = if over_stuck {
+            0.0
+        } else {
+            fit::best_weight(&pairs, sens)
+        };
+        context.overshoot_weight = w;
+        data = moments::moments(&sample, &context, MIN_ROWS)
+            .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
+        notes.push(format!(
+            "boot: the overshoot statistic ({:.1} MB) weighed {w:.2}, the slope statistic ({:.1} MB) \
+             {:.2}, by their spread and sensitivity over {} simulated windows{}",
+            data.boot_over,
+            data.boot_slope,
+            1.0 - w,
+            pairs.len(),
+            if over_stuck {
+                " (the overshoot statistic is at its bound in the recording: held recycles dominate it)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let mut results = Vec::new();
+    let mut last_error = String::new();
+    for &(m, deferral) in &candidates {
+        let sets = structure_sets(m, deferral);
+        let build = |t: &Theta| -> Option<Scenario> {
+            let mut all = sets.clone();
+            all.extend(fit::num_overrides(&t.overrides()));
+            load(&all).ok().map(|x| x.1)
+        };
+        if let Err(e) = load(&sets) {
+            last_error = e.to_string();
+            continue;
+        }
+        let p = Problem {
+            data: &data,
+            context,
+            look,
+            min_rows: MIN_ROWS,
+            build: &build,
+            floor_boot,
+            progress,
+            done: &done,
+        };
+        if let Some(f) = fit::fit(&p, start(m, &data), &fit_seeds, budget.iterations) {
+            let ks = fit::score(&data, &f.sims);
+            results.push((m, deferral, sets, f, ks));
+        }
+    }
+    if results.is_empty() {
+        return Err(CalibrateError::NoSimulation(if last_error.is_empty() {
+            "every candidate structure's windows had too few recycles".into()
+        } else {
+            last_error
+        }));
+    }
+    let total = |ks: &[f64; 3]| ks.iter().sum::<f64>();
+    let best = (0..results.len())
+        .min_by(|&a, &b| total(&results[a].4).total_cmp(&total(&results[b].4)))
+        .expect("non-empty");
+    let cands: Vec<Candidate> = results
+        .iter()
+        .enumerate()
+        .map(|(i, (m, d, _, f, ks))| Candidate {
+            memory: m.label().into(),
+            deferral: *d,
+            score: total(ks),
+            ks_margin: ks[0],
+            ks_requests: ks[1],
+            ks_overshoot: ks[2],
+            distance: f.distance,
+            chosen: i == best,
+        })
+        .collect();
+    let (memory, deferral, sets, fitted, _) = results.swap_remove(best);
+
+    // Draws: fresh windows at the fitted point.
+    let build = |t: &Theta| -> Option<Scenario> {
+        let mut all = sets.clone();
+        all.extend(fit::num_overrides(&t.overrides()));
+        load(&all).ok().map(|x| x.1)
+    };
+    let p = Problem {
+        data: &data,
+        context,
+        look,
+        min_rows: MIN_ROWS,
+        build: &build,
+        floor_boot,
+        progress,
+        done: &done,
+    };
+    let draw_seeds = fit::seeds(key, 2, budget.draws);
+    let draw_sims = fit::evaluate(&p, &fitted.theta, &draw_seeds);
+    let draws = fit::draws(&fitted.theta, &draw_sims, budget.seeds, floor_boot);
+
+    // The reported values: the fitted point, se and interval from the draws.
+    let theta = fitted.theta;
+    let warmup = match memory {
+        Memory::Plain => 0.0,
+        Memory::Base => leak.warmup_mb,
+    };
+    let steps = match memory {
+        Memory::Plain => 0.0,
+        Memory::Base => leak.step_probability * leak.step_mean_mb,
+    };
+    let spread = |xs: Vec<f64>| -> (Option<f64>, Option<f64>, Option<f64>) {
+        if xs.len() < 2 {
+            return (None, None, None);
+        }
+        let n = xs.len() as f64;
+        let m = xs.iter().sum::<f64>() / n;
+        let sd = (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let mut s = xs;
+        s.sort_by(f64::total_cmp);
+        let q = |p: f64| s[((p * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
+        (Some(sd), Some(q(0.025)), Some(q(0.975)))
+    };
+    let point = theta.overrides();
+    let mut fits = Vec::new();
+    let hows = [
+        "midpoint of the uniform fitted to limit_mb (min/max widened by range/(n-1)), matched by simulation",
+        "half-width of the same uniform, matched by simulation",
+        "the boot RSS at which the overshoot in requests, (rss - limit) * requests / (rss - boot), has its 0.7 quantile at 1.4 half-ticks' requests (weighed with the slope of ln requests on ln(limit - boot) being 1); matched by simulation",
+        "mean of the lognormal fitted to (rss - boot) / requests, matched by simulation",
+        "cv of the same lognormal, matched by simulation",
+        "fleet rate from complete slot lives (or requests over the window), matched by simulation",
+    ];
+    for (j, (k, val)) in point.iter().enumerate() {
+        let xs: Vec<f64> = draws.iter().map(|(t, _)| t.overrides()[j].1).collect();
+        let (se, lo, hi) = spread(xs);
+        let mut how = hows[j].to_string();
+        let mut identified = true;
+        let mut at_bound = None;
+        if k == "fleet.boot_rss_mb" {
+            if let Some(b) = data.boot_at_bound {
+                at_bound = Some(b.to_string());
+                notes.push(format!(
+                    "boot RSS: the overshoot statistic sits at its {b} bound (the recording's \
+                     overshoots do not fit a linear growth from any boot); the value is the bound"
+                ));
+            }
+            if warmup > 0.0 {
+                identified = false;
+                how = format!(
+                    "boot + warm-up is identified (boot_plus_warmup_mb), not each: the base's \
+                     warm-up ({warmup:.1} MB) was kept and boot is the rest; {how}"
+                );
+            }
+        }
+        if k == "fleet.leak.mean_mb_per_request" && steps > 0.0 {
+            how = format!(
+                "{how}; the base's steps ({steps:.4} MB/request) on top (effective_mb_per_request is the sum)"
+            );
+        }
+        fits.push(Fit {
+            key: k.clone(),
+            value: *val,
+            se,
+            lo,
+            hi,
+            identified,
+            at_bound,
+            how,
+        });
+    }
+    // The identified sums, from the statistics' draws around the recording's.
+    let derived = |j: usize, value: f64, f: fn(f64) -> f64| {
+        let xs: Vec<f64> = draws
+            .iter()
+            .map(|(_, dev)| f(fit::stat_vec(&data)[j] + dev[j]))
+            .collect();
+        let _ = value;
+        spread(xs)
+    };
+    let (se, lo, hi) = derived(2, data.boot_mb, |x| x);
+    fits.push(Fit {
+        key: "boot_plus_warmup_mb".into(),
+        value: theta.boot_mb + warmup,
+        se,
+        lo: lo.map(|x| x - data.boot_mb + theta.boot_mb + warmup),
+        hi: hi.map(|x| x - data.boot_mb + theta.boot_mb + warmup),
+        identified: true,
+        at_bound: data.boot_at_bound.map(str::to_string),
+        how: "where a worker's linear growth starts: boot RSS plus warm-up (recycle rows cannot \
+              separate them)"
+            .into(),
+    });
+    let eff = theta.ln_mean.exp() + steps;
+    let (se, lo, hi) = derived(3, eff, f64::exp);
+    let scale = eff / data.velocity_mean;
+    fits.push(Fit {
+        key: "effective_mb_per_request".into(),
+        value: eff,
+        se: se.map(|s| s * scale),
+        lo: lo.map(|x| x * scale),
+        hi: hi.map(|x| x * scale),
+        identified: true,
+        at_bound: None,
+        how: "mean growth per request, velocity and steps together".into(),
+    });
+    if !data.velocity_cv.is_finite() || data.velocity_cv < 0.02 {
+        notes.push(
+            "leak cv: the velocities barely differ; the cv is at the edge of what the rows resolve"
+                .into(),
+        );
+    }
+    let mut all_draws = vec![point.clone()];
+    all_draws.extend(draws.iter().map(|(t, _)| t.overrides()));
+    if !warm {
+        notes.push("the rows show a cold start (slots recycle first after a whole life): fleet.warm_start = false".into());
+    }
+    notes.push(format!(
+        "structure: memory {}, busy deferral {}, profile {}; chosen by the lowest KS score of {} \
+         candidates",
+        memory.label(),
+        if deferral { "the base's" } else { "off" },
+        if diurnal { "diurnal" } else { "constant" },
+        cands.len()
+    ));
+    if sample.whole_mb {
+        notes.push(
+            "rss_mb and limit_mb are whole MB: simulated windows are rounded the same way".into(),
+        );
+    }
+    let _ = mean_of(&fitted.sims);
+    Ok(Calibration {
+        schema: SCHEMA,
+        regime: v.key.label(),
+        start_s: v.start_s,
+        end_s: v.end_s,
+        recycles: v.recycles.len(),
+        rows: sample.rows.len(),
+        fits,
+        structure: Structure {
+            profile: if diurnal { "diurnal" } else { "constant" }.into(),
+            amplitude: tr.amplitude,
+            amplitude_se: tr.amplitude_se,
+            peak_hour: tr.peak_hour,
+            warm_start: warm,
+            rate_from: if tr.from_lives {
+                "complete slot lives"
+            } else {
+                "requests over the window"
+            }
+            .into(),
+            whole_mb: sample.whole_mb,
+            candidates: cands,
+        },
+        fixed: sets
+            .iter()
+            .map(|o| (o.key.clone(), o.value.clone()))
+            .collect(),
+        draws: all_draws,
+        seeds_simulated: done.into_inner(),
+        notes,
+    })
+}
+
+fn mean_of(ms: &[Option<Moments>]) -> usize {
+    ms.iter().flatten().count()
+}
+
+/// Simulated windows `calibrate` runs with `budget` on `candidates` structures.
+pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
+    (candidates * budget.iterations.max(1) + 2) * budget.seeds + budget.draws
+}
+
+/// `raw` as TOML, with a comment after each fitted key giving the estimate,
+/// its standard error and how it was fitted.
+pub fn calibrated_toml(raw: &RawScenario, cal: &Calibration) -> Result<String, toml::ser::Error> {
+    let text = toml::to_string(raw)?;
+    let mut out = format!(
+        "# Calibrated by `fleetsim replay --calibrate` to regime {} ({:.0}-{:.0} s, {} recycles).\n\
+         # Fitted values carry `# fitted: estimate +- standard error [95% interval]; how`;\n\
+         # the parameter draws are in draws.csv beside this file.\n",
+        cal.regime, cal.start_s, cal.end_s, cal.recycles
+    );
+    for f in cal.fits.iter().filter(|f| !f.key.contains('.')) {
+        out += &format!(
+            "# identified: {} = {:.4} +- {}; {}\n",
+            f.key,
+            f.value,
+            f.se.map_or("n/a".into(), |s| format!("{s:.4}")),
+            f.how
+        );
+    }
+    let mut section = String::new();
+    for line in text.lines() {
+        out.push_str(line);
+        let t = line.trim();
+        if t.starts_with('[') {
+            section = t.trim_matches(|c| c == '[' || c == ']').to_string();
+        } else if let Some((k, _)) = t.split_once(" = ") {
+            let key = if section.is_empty() {
+                k.to_string()
+            } else {
+                format!("{section}.{k}")
+            };
+            if let Some(f) = cal.get(&key) {
+                let se = f.se.map_or("n/a".into(), |s| format!("{s:.4}"));
+                let ci = match (f.lo, f.hi) {
+                    (Some(a), Some(b)) => format!(" [{a:.4}, {b:.4}]"),
+                    _ => String::new(),
+                };
+                out.push_str(&format!(
+                    "  # fitted: {:.4} +- {se}{ci}; {}",
+                    f.value, f.how
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The calibration as a text table: key, estimate, standard error, interval.
+pub fn render(cal: &Calibration) -> String {
+    let mut o = format!(
+        "\ncalibration: regime {} ({:.0}-{:.0} s, {} recycles, {} with rss, limit and requests), \
+         {} simulated windows\n",
+        cal.regime, cal.start_s, cal.end_s, cal.recycles, cal.rows, cal.seeds_simulated
+    );
+    o += &format!(
+        "  {:<32} {:>10} {:>10} {:>23}\n",
+        "key", "estimate", "+- se", "95% interval"
+    );
+    for f in &cal.fits {
+        let se = f.se.map_or("n/a".into(), |s| format!("{s:.4}"));
+        let ci = match (f.lo, f.hi) {
+            (Some(a), Some(b)) => format!("[{a:.4}, {b:.4}]"),
+            _ => "-".into(),
+        };
+        let mut flag = String::new();
+        if !f.identified {
+            flag += "  (not identified alone)";
+        }
+        if let Some(b) = &f.at_bound {
+            flag += &format!("  (at its {b} bound)");
+        }
+        o += &format!(
+            "  {:<32} {:>10.4} {:>10} {:>23}{flag}\n",
+            f.key, f.value, se, ci
+        );
+    }
+    o += "  structure candidates (score = KS margin + requests + overshoot; lowest chosen):\n";
+    for c in &cal.structure.candidates {
+        o += &format!(
+            "    {} memory {}, deferral {}: score {:.2} ({:.2} + {:.2} + {:.2})\n",
+            if c.chosen { "*" } else { " " },
+            c.memory,
+            if c.deferral { "base's" } else { "off" },
+            c.score,
+            c.ks_margin,
+            c.ks_requests,
+            c.ks_overshoot
+        );
+    }
+    for (k, v) in &cal.fixed {
+        o += &format!("  {k:<32} {:>10} {:>10}  set\n", v.to_string(), "");
+    }
+    for n in &cal.notes {
+        o += &format!("  note: {n}\n");
+    }
+    o
+}

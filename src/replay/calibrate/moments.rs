@@ -1,0 +1,571 @@
+//! The statistics a calibration matches: pure functions of one limit
+//! regime's recycle rows, applied alike to the recording and to every
+//! simulated window (indirect inference uses them as its auxiliary model,
+//! so their biases cancel: see `fit.rs`).
+//!
+//! Each is an estimator a person would write by hand, and each is biased in
+//! a way a simulation reproduces: the limits' uniform ends sit inside the
+//! true ends, slow workers still alive at the window's end are missing,
+//! held recycles overshoot by more than a tick, whole-MB logs round.
+
+use super::super::analyse::regimes::RegimeView;
+use std::collections::BTreeMap;
+
+/// One usable recycle row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub t_s: f64,
+    /// `(instance, worker)` when both were recorded.
+    pub slot: Option<(String, String)>,
+    pub requests: f64,
+    pub rss_mb: f64,
+    pub limit_mb: f64,
+}
+
+/// A regime's rows and span, and what the emitter recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub rows: Vec<Row>,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Every row's `rss_mb` and `limit_mb` is a whole number.
+    pub whole_mb: bool,
+    /// Rows name a worker slot that recycles again (so a slot's
+    /// consecutive recycles bound one worker's life).
+    pub slot_lives: bool,
+}
+
+/// The rows of `v` with requests > 0, rss and limit.
+pub fn sample(v: &RegimeView) -> Sample {
+    let rows: Vec<Row> = v
+        .recycles
+        .iter()
+        .filter_map(|e| {
+            Some(Row {
+                t_s: e.t_s,
+                slot: e.instance.clone().zip(e.worker.clone()),
+                requests: e.requests.filter(|n| *n > 0)? as f64,
+                rss_mb: e.rss_mb.filter(|x| x.is_finite())?,
+                limit_mb: e.limit_mb.filter(|x| x.is_finite())?,
+            })
+        })
+        .collect();
+    let whole_mb = !rows.is_empty()
+        && rows
+            .iter()
+            .all(|r| r.rss_mb.fract() == 0.0 && r.limit_mb.fract() == 0.0);
+    let mut per_slot: BTreeMap<&(String, String), usize> = BTreeMap::new();
+    for r in &rows {
+        if let Some(s) = &r.slot {
+            *per_slot.entry(s).or_default() += 1;
+        }
+    }
+    let repeated: usize = per_slot.values().filter(|n| **n > 1).sum();
+    let slot_lives = repeated * 2 >= rows.len() && !rows.is_empty();
+    Sample {
+        rows,
+        start_s: v.start_s,
+        end_s: v.end_s,
+        whole_mb,
+        slot_lives,
+    }
+}
+
+/// The rate profile's shape, fixed during a fit: the fleet's rate at
+/// hour-of-day `h` is `rps * (1 + amplitude * cos(2 pi (h - peak_hour) / 24))`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    pub amplitude: f64,
+    pub peak_hour: f64,
+    /// The hour of day at the regime's start.
+    pub start_hour: f64,
+}
+
+impl Shape {
+    pub const CONSTANT: Shape = Shape {
+        amplitude: 0.0,
+        peak_hour: 0.0,
+        start_hour: 0.0,
+    };
+
+    /// The rate at `t_s` seconds into the regime, per unit of mean rate.
+    pub fn factor(&self, t_s: f64) -> f64 {
+        let h = self.start_hour + t_s / 3600.0;
+        1.0 + self.amplitude * (OMEGA * (h - self.peak_hour)).cos()
+    }
+}
+
+const OMEGA: f64 = std::f64::consts::TAU / 24.0;
+
+/// One life bounded by two recycles of a slot: `(from_s, to_s, requests)`,
+/// times relative to the regime's start.
+fn lives(s: &Sample) -> Vec<(f64, f64, f64)> {
+    let mut by_slot: BTreeMap<&(String, String), Vec<&Row>> = BTreeMap::new();
+    for r in &s.rows {
+        if let Some(k) = &r.slot {
+            by_slot.entry(k).or_default().push(r);
+        }
+    }
+    let mut out = Vec::new();
+    for rows in by_slot.values_mut() {
+        rows.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        for w in rows.windows(2) {
+            let (a, b) = (w[0].t_s - s.start_s, w[1].t_s - s.start_s);
+            if b > a {
+                out.push((a, b, w[1].requests));
+            }
+        }
+    }
+    out
+}
+
+/// What the fit of the rate profile found: the mean rate and, from a
+/// cosine regression, the diurnal amplitude with its standard error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Traffic {
+    /// Fleet requests per second, averaged over the profile.
+    pub rps: f64,
+    pub amplitude: f64,
+    pub amplitude_se: f64,
+    pub peak_hour: f64,
+    /// "slot lives" or "requests over the window".
+    pub from_lives: bool,
+}
+
+/// The fleet's rate from a sample: with slot lives, `workers * sum(requests)
+/// / sum(life)` over complete lives (no censoring at either end); else
+/// every recycled worker's requests over the span. The cosine regression
+/// `workers * requests = rps * L + c1 * int cos + c2 * int sin` over lives
+/// (or over hourly recycle counts without them) gives the diurnal shape.
+pub fn traffic(s: &Sample, workers: f64, start_hour: f64) -> Option<Traffic> {
+    let span = (s.end_s - s.start_s).max(1.0);
+    let ls = lives(s);
+    let from_lives = s.slot_lives && ls.len() >= 4;
+    let (rate, obs): (f64, Vec<(f64, f64, f64)>) = if from_lives {
+        let n: f64 = ls.iter().map(|l| l.2).sum();
+        let t: f64 = ls.iter().map(|l| l.1 - l.0).sum();
+        (
+            workers * n / t,
+            ls.iter().map(|l| (l.0, l.1, workers * l.2)).collect(),
+        )
+    } else {
+        let n: f64 = s.rows.iter().map(|r| r.requests).sum();
+        // Hourly recycle counts, scaled to requests: the shape, not the level.
+        let hours = (span / 3600.0).floor().max(1.0) as usize;
+        let mut counts = vec![0.0; hours];
+        for r in &s.rows {
+            let h = (((r.t_s - s.start_s) / 3600.0) as usize).min(hours - 1);
+            counts[h] += 1.0;
+        }
+        let per = n / s.rows.len().max(1) as f64;
+        let obs = counts
+            .iter()
+            .enumerate()
+            .map(|(h, c)| (h as f64 * 3600.0, (h + 1) as f64 * 3600.0, c * per))
+            .collect();
+        (n / span, obs)
+    };
+    if !(rate.is_finite() && rate > 0.0) {
+        return None;
+    }
+    let (amplitude, amplitude_se, peak_hour) =
+        cosine(&obs, start_hour, span).unwrap_or((0.0, f64::INFINITY, 0.0));
+    Some(Traffic {
+        rps: rate,
+        amplitude,
+        amplitude_se,
+        peak_hour,
+        from_lives,
+    })
+}
+
+/// Weighted least squares of `y = a L + c1 C + c2 S` (`C`, `S` the
+/// integrals of cos and sin of the hour over each interval), weights `1/L`.
+/// Returns `(amplitude, its se, peak hour)`; `None` when the window is
+/// shorter than 12 h or the system is singular.
+fn cosine(obs: &[(f64, f64, f64)], start_hour: f64, span: f64) -> Option<(f64, f64, f64)> {
+    if span < 12.0 * 3600.0 || obs.len() < 6 {
+        return None;
+    }
+    let integral = |t0: f64, t1: f64, sin: bool| {
+        let ph = |t: f64| OMEGA * (start_hour + t / 3600.0);
+        let k = 3600.0 / OMEGA;
+        if sin {
+            -k * (ph(t1).cos() - ph(t0).cos())
+        } else {
+            k * (ph(t1).sin() - ph(t0).sin())
+        }
+    };
+    let mut xtx = [[0.0f64; 3]; 3];
+    let mut xty = [0.0f64; 3];
+    let mut rows = Vec::with_capacity(obs.len());
+    for &(t0, t1, y) in obs {
+        let l = t1 - t0;
+        let x = [l, integral(t0, t1, false), integral(t0, t1, true)];
+        let w = 1.0 / l;
+        for i in 0..3 {
+            for j in 0..3 {
+                xtx[i][j] += w * x[i] * x[j];
+            }
+            xty[i] += w * x[i] * y;
+        }
+        rows.push((x, y, w));
+    }
+    let inv = invert3(&xtx)?;
+    let b: Vec<f64> = (0..3)
+        .map(|i| (0..3).map(|j| inv[i][j] * xty[j]).sum())
+        .collect();
+    let rss: f64 = rows
+        .iter()
+        .map(|(x, y, w)| w * (y - (0..3).map(|i| b[i] * x[i]).sum::<f64>()).powi(2))
+        .sum();
+    let s2 = rss / (rows.len() as f64 - 3.0).max(1.0);
+    if b[0] <= 0.0 {
+        return None;
+    }
+    let amp = (b[1] * b[1] + b[2] * b[2]).sqrt() / b[0];
+    // Delta method on amp = |c| / a.
+    let c = (b[1] * b[1] + b[2] * b[2]).sqrt().max(1e-12);
+    let g = [-amp / b[0], b[1] / (c * b[0]), b[2] / (c * b[0])];
+    let var: f64 = (0..3)
+        .map(|i| (0..3).map(|j| g[i] * inv[i][j] * g[j]).sum::<f64>())
+        .sum::<f64>()
+        * s2;
+    let peak = (b[2].atan2(b[1]) / OMEGA).rem_euclid(24.0);
+    Some((amp, var.max(0.0).sqrt(), peak))
+}
+
+fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
+    let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    if !(det.is_finite() && det.abs() > 1e-300) {
+        return None;
+    }
+    let mut inv = [[0.0; 3]; 3];
+    for (i, row) in inv.iter_mut().enumerate() {
+        for (j, cell) in row.iter_mut().enumerate() {
+            let (a, b) = ((j + 1) % 3, (j + 2) % 3);
+            let (c, d) = ((i + 1) % 3, (i + 2) % 3);
+            *cell = (m[a][c] * m[b][d] - m[a][d] * m[b][c]) / det;
+        }
+    }
+    Some(inv)
+}
+
+/// The overshoot of one recycle in requests, given a boot RSS `b`: with a
+/// constant velocity `v = (rss - b) / n`, the worker crossed its limit
+/// `(rss - limit) / v` requests before the sample that recycled it.
+fn overshoot_requests(r: &Row, b: f64) -> f64 {
+    ((r.rss_mb - r.limit_mb).max(0.0) * r.requests / (r.rss_mb - b).max(1e-9)).max(0.0)
+}
+
+/// The quantile of the overshoot in half-ticks the boot statistic uses:
+/// high enough to sit near the sharp upper edge of the unheld recycles'
+/// overshoot (a sample comes a uniform fraction of a tick after the
+/// crossing, so it is uniform on (0, 2) half-ticks) and low enough to stay
+/// clear of the held ones in the tail.
+pub const OVERSHOOT_QUANTILE: f64 = 0.7;
+
+/// The quantile `OVERSHOOT_QUANTILE` of an unheld recycle's overshoot in
+/// half-ticks, 1.4; the simulation calibrates away what holds and discrete
+/// requests add.
+fn overshoot_target() -> f64 {
+    2.0 * OVERSHOOT_QUANTILE
+}
+
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let x = p * (sorted.len() - 1) as f64;
+    let (i, f) = (x.floor() as usize, x.fract());
+    let j = (i + 1).min(sorted.len() - 1);
+    sorted[i] * (1.0 - f) + sorted[j] * f
+}
+
+/// Bisection for the root of a function increasing in `b` on `[lo, hi]`;
+/// a root outside the interval gives the bound and names it.
+fn solve(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> (f64, Option<&'static str>) {
+    if !(hi > lo) {
+        return (lo.max(hi.min(lo)), Some("lower"));
+    }
+    if f(lo) >= 0.0 {
+        return (lo, Some("lower"));
+    }
+    if f(hi) <= 0.0 {
+        return (hi, Some("upper"));
+    }
+    let (mut a, mut b) = (lo, hi);
+    for _ in 0..60 {
+        let m = (a + b) / 2.0;
+        if f(m) < 0.0 {
+            a = m;
+        } else {
+            b = m;
+        }
+    }
+    ((a + b) / 2.0, None)
+}
+
+/// The least-squares slope of `ln requests` on `ln(limit - b)`.
+fn slope(rows: &[Row], b: f64) -> f64 {
+    let pts: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| r.limit_mb - b > 0.0)
+        .map(|r| ((r.limit_mb - b).ln(), r.requests.ln()))
+        .collect();
+    let n = pts.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    if sxx <= 0.0 { 0.0 } else { sxy / sxx }
+}
+
+/// The auxiliary statistics of one window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moments {
+    /// The uniform's midpoint and half-width, from the limits' min and max
+    /// widened by `range / (n - 1)`.
+    pub base_mb: f64,
+    pub jitter_mb: f64,
+    /// The boot RSS (plus warm-up) that makes the median overshoot equal
+    /// half a tick's requests.
+    pub boot_mb: f64,
+    /// The two boot statistics `boot_mb` weighs: the boot at which the
+    /// overshoot in half-ticks has its `OVERSHOOT_QUANTILE` at 1.4 (so a
+    /// few long holds do not move it), and the boot at which the slope of
+    /// `ln requests` on `ln(limit - boot)` is 1 (a worker's requests to its
+    /// limit are its runway over its velocity, and velocity does not depend
+    /// on the jittered limit).
+    pub boot_over: f64,
+    pub boot_slope: f64,
+    /// `boot_mb` hit a bound of its search.
+    pub boot_at_bound: Option<&'static str>,
+    /// Mean and cv of the lognormal fitted to `(rss - boot) / requests`.
+    pub velocity_mean: f64,
+    pub velocity_cv: f64,
+    pub rps: f64,
+    /// Recycles per hour.
+    pub rate_per_h: f64,
+    /// Sorted: requests per worker, margin over the limit, and the
+    /// overshoot in requests over half a tick's requests (1 = the median
+    /// of an unheld recycle).
+    pub requests: Vec<f64>,
+    pub margins_mb: Vec<f64>,
+    pub overshoot: Vec<f64>,
+}
+
+/// What the statistics need besides the rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Context {
+    pub tick_s: f64,
+    pub workers: f64,
+    pub shape: Shape,
+    /// The weight of the overshoot statistic in the boot estimate (the
+    /// rest is the slope statistic's): chosen once per calibration from
+    /// the two statistics' spread over simulated windows.
+    pub overshoot_weight: f64,
+}
+
+fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Uniform `[lo, hi]` from a sample: min and max widened by `range / (n - 1)`.
+pub fn uniform(limits: &[f64]) -> (f64, f64) {
+    let lo = limits.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = limits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let pad = (hi - lo) / (limits.len().max(2) - 1) as f64;
+    ((lo + hi) / 2.0, (hi - lo) / 2.0 + pad)
+}
+
+/// The statistics of `s`, or `None` with fewer than `min_rows` rows.
+pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
+    if s.rows.len() < min_rows.max(2) {
+        return None;
+    }
+    let limits: Vec<f64> = s.rows.iter().map(|r| r.limit_mb).collect();
+    let (base_mb, jitter_mb) = uniform(&limits);
+    let tr = traffic(s, cx.workers, cx.shape.start_hour)?;
+    // Half a tick's requests at each recycle's time, per worker.
+    let half_tick: Vec<f64> = s
+        .rows
+        .iter()
+        .map(|r| {
+            (tr.rps * cx.shape.factor(r.t_s - s.start_s) / cx.workers * cx.tick_s / 2.0).max(1e-9)
+        })
+        .collect();
+    let q_quantile = |b: f64| {
+        let q: Vec<f64> = s
+            .rows
+            .iter()
+            .zip(&half_tick)
+            .map(|(r, h)| overshoot_requests(r, b) / h)
+            .collect();
+        quantile(&sorted(q), OVERSHOOT_QUANTILE)
+    };
+    let target = overshoot_target();
+    let hi_over = s
+        .rows
+        .iter()
+        .map(|r| r.rss_mb)
+        .fold(f64::INFINITY, f64::min)
+        - 0.5;
+    let (boot_over, over_bound) = solve(0.0, hi_over, |b| q_quantile(b) - target);
+    let hi_slope = limits.iter().copied().fold(f64::INFINITY, f64::min) - 0.5;
+    let (boot_slope, slope_bound) = solve(0.0, hi_slope, |b| 1.0 - slope(&s.rows, b));
+    let w = cx.overshoot_weight.clamp(0.0, 1.0);
+    let boot_mb = w * boot_over + (1.0 - w) * boot_slope;
+    let boot_at_bound = match (w, over_bound, slope_bound) {
+        (w, Some(b), _) if w >= 0.5 => Some(b),
+        (w, _, Some(b)) if w < 0.5 => Some(b),
+        _ => None,
+    };
+    let ln_v: Vec<f64> = s
+        .rows
+        .iter()
+        .map(|r| (r.rss_mb - boot_mb) / r.requests)
+        .filter(|v| *v > 0.0)
+        .map(f64::ln)
+        .collect();
+    if ln_v.len() < 2 {
+        return None;
+    }
+    let n = ln_v.len() as f64;
+    let mu = ln_v.iter().sum::<f64>() / n;
+    let sigma = (ln_v.iter().map(|l| (l - mu).powi(2)).sum::<f64>() / n).sqrt();
+    let overshoot = sorted(
+        s.rows
+            .iter()
+            .zip(&half_tick)
+            .map(|(r, h)| overshoot_requests(r, boot_mb) / h)
+            .collect(),
+    );
+    let hours = ((s.end_s - s.start_s) / 3600.0).max(1e-9);
+    Some(Moments {
+        base_mb,
+        jitter_mb,
+        boot_mb,
+        boot_over,
+        boot_slope,
+        boot_at_bound,
+        velocity_mean: (mu + sigma * sigma / 2.0).exp(),
+        velocity_cv: ((sigma * sigma).exp() - 1.0).sqrt(),
+        rps: tr.rps,
+        rate_per_h: s.rows.len() as f64 / hours,
+        requests: sorted(s.rows.iter().map(|r| r.requests).collect()),
+        margins_mb: sorted(s.rows.iter().map(|r| r.rss_mb - r.limit_mb).collect()),
+        overshoot,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(t: f64, slot: usize, n: f64, boot: f64, v: f64, limit: f64, over: f64) -> Row {
+        Row {
+            t_s: t,
+            slot: Some(("inst-0".into(), format!("w{slot}"))),
+            requests: n + over,
+            rss_mb: boot + v * (n + over),
+            limit_mb: limit,
+        }
+    }
+
+    #[test]
+    fn boot_is_where_the_overshoot_quantile_is_its_uniform_value() {
+        // Workers at 1 rps each (6 workers, 6 rps), tick 10 s: half a tick
+        // is 5 requests; rows overshoot 0..10 requests, whose 0.7 quantile
+        // (7 requests) is 1.4 half-ticks, as for a uniform on (0, 2).
+        let boot = 350.0;
+        let rows: Vec<Row> = (0..11)
+            .map(|i| {
+                let v = 0.1 + 0.02 * i as f64;
+                let limit = 480.0 + 5.0 * i as f64;
+                let n = (limit - boot) / v;
+                row(100.0 * i as f64, i % 3, n, boot, v, limit, i as f64)
+            })
+            .collect();
+        let s = Sample {
+            rows,
+            start_s: 0.0,
+            end_s: 36000.0,
+            whole_mb: false,
+            slot_lives: false,
+        };
+        let cx = Context {
+            tick_s: 10.0,
+            workers: 6.0,
+            shape: Shape::CONSTANT,
+            overshoot_weight: 1.0,
+        };
+        // Force the rate the test assumes: requests over the span give it.
+        let total: f64 = s.rows.iter().map(|r| r.requests).sum();
+        let s = Sample {
+            end_s: total / 6.0,
+            ..s
+        };
+        let m = moments(&s, &cx, 2).expect("moments");
+        assert!((m.boot_mb - boot).abs() < 1.0, "boot {}", m.boot_mb);
+        assert!(m.boot_at_bound.is_none());
+        // Moved boot, moved quantile: the statistic is the boot.
+        assert!(
+            (quantile(&m.overshoot, 0.7) - 1.4).abs() < 1e-6,
+            "{:?}",
+            m.overshoot
+        );
+    }
+
+    #[test]
+    fn lives_give_the_rate_without_censoring() {
+        // One slot recycled every 100 s after 50 requests: 0.5 rps per worker.
+        let rows: Vec<Row> = (1..=20)
+            .map(|k| Row {
+                t_s: 100.0 * k as f64,
+                slot: Some(("i".into(), "w".into())),
+                requests: 50.0,
+                rss_mb: 500.0,
+                limit_mb: 490.0,
+            })
+            .collect();
+        let s = Sample {
+            rows,
+            start_s: 0.0,
+            end_s: 5000.0,
+            whole_mb: true,
+            slot_lives: true,
+        };
+        let t = traffic(&s, 6.0, 0.0).unwrap();
+        assert!(t.from_lives);
+        assert!((t.rps - 3.0).abs() < 1e-9, "{}", t.rps);
+    }
+
+    #[test]
+    fn cosine_regression_finds_a_diurnal_peak() {
+        // Hourly counts of a 2:1 diurnal peaking at 15:00, over two days.
+        let obs: Vec<(f64, f64, f64)> = (0..48)
+            .map(|h| {
+                let mid = h as f64 + 0.5;
+                let y = 3600.0 * (1.0 + (1.0 / 3.0) * (OMEGA * (mid - 15.0)).cos());
+                (h as f64 * 3600.0, (h + 1) as f64 * 3600.0, y)
+            })
+            .collect();
+        let (amp, _, peak) = cosine(&obs, 0.0, 48.0 * 3600.0).unwrap();
+        assert!((amp - 1.0 / 3.0).abs() < 0.01, "{amp}");
+        assert!((peak - 15.0).abs() < 0.1, "{peak}");
+    }
+
+    #[test]
+    fn uniform_ends_are_widened() {
+        let (mid, half) = uniform(&[460.0, 540.0, 500.0]);
+        assert_eq!(mid, 500.0);
+        assert_eq!(half, 40.0 + 40.0);
+    }
+}
