@@ -177,7 +177,7 @@ fn a_simulated_window_validates_against_its_own_calibration_only() {
     let base = raw(&base_sets);
     let c = calibrate(&rec, &base, 1).expect("calibrates");
     let sc = calibrated(fleetsim::scenario::DEFAULT_SCENARIO, &base_sets, &c);
-    let v = validate(&rec, &c.regime, &sc, &SEEDS).unwrap();
+    let v = validate(&rec, &c.regime, std::slice::from_ref(&sc), &SEEDS).unwrap();
     eprintln!("{}", fleetsim::replay::validate::render(&v));
     assert!(v.reproduces, "{}", v.verdict);
 
@@ -188,7 +188,7 @@ fn a_simulated_window_validates_against_its_own_calibration_only() {
         },
         ..sc.clone()
     };
-    let w = validate(&rec, &c.regime, &wrong, &SEEDS).unwrap();
+    let w = validate(&rec, &c.regime, &[wrong], &SEEDS).unwrap();
     assert!(!w.reproduces, "a 50 MB lower limit passed: {}", w.verdict);
     assert_eq!(verdict(&w, "requests per worker"), Verdict::Warn);
     assert!(w.verdict.contains("does NOT reproduce"));
@@ -211,7 +211,7 @@ fn the_shipped_recording_validates_on_its_true_base_and_warns_on_the_default() {
     let base = raw_of(&truth_text, &[]);
     let c = calibrate(&rec, &base, 1).unwrap();
     assert_eq!(c.regime, "base 500 MB / hard 650 MB");
-    let v = validate(&rec, &c.regime, &calibrated(&truth_text, &[], &c), &SEEDS).unwrap();
+    let v = validate(&rec, &c.regime, &[calibrated(&truth_text, &[], &c)], &SEEDS).unwrap();
     eprintln!("{}", fleetsim::replay::validate::render(&v));
     // fetch_failed warns: the generating seed drew 4 in 12 h where the same
     // scenario gives 0-2 on 11 other seeds (generated-24h.md).
@@ -228,7 +228,13 @@ fn the_shipped_recording_validates_on_its_true_base_and_warns_on_the_default() {
     // generated the window: its calibration does not reproduce it.
     let default_text = fleetsim::scenario::DEFAULT_SCENARIO;
     let c = calibrate(&rec, &raw(&[]), 1).unwrap();
-    let w = validate(&rec, &c.regime, &calibrated(default_text, &[], &c), &SEEDS).unwrap();
+    let w = validate(
+        &rec,
+        &c.regime,
+        &[calibrated(default_text, &[], &c)],
+        &SEEDS,
+    )
+    .unwrap();
     assert!(!w.reproduces);
     assert_eq!(verdict(&w, "margin over limit (MB)"), Verdict::Warn);
     assert_eq!(verdict(&w, "low-margin fraction (< 25 MB)"), Verdict::Warn);
@@ -314,7 +320,7 @@ fn what_if_compares_policies_paired_on_the_calibrated_window() {
         serde_json::from_str(&std::fs::read_to_string(out.path().join("whatif.json")).unwrap())
             .unwrap();
     let fig = |row: usize, metric: &str| {
-        json[row]["figures"]
+        json["policies"][row]["figures"]
             .as_array()
             .unwrap()
             .iter()
@@ -322,7 +328,7 @@ fn what_if_compares_policies_paired_on_the_calibrated_window() {
             .cloned()
             .unwrap()
     };
-    assert_eq!(json[0]["policy"], "recorded");
+    assert_eq!(json["policies"][0]["policy"], "recorded");
     assert_eq!(fig(0, "recycles_per_hour")["diff_mean"], 0.0);
     let r = fig(1, "recycles_per_hour");
     let (d, ci) = (

@@ -298,12 +298,25 @@ fn what_ifs_are_tabled_and_drawn() {
             "scenarios/whatif/token-bucket.toml",
             "--what-if",
             "scenarios/whatif/ceiling-escalation.toml",
+            "--force",
         ],
     );
     check_svgs(dir.path(), &["whatif.svg"]);
     assert!(html.contains("id=\"whatif\""));
-    let w: Value =
+    let file: Value =
         serde_json::from_slice(&fs::read(dir.path().join("whatif.json")).unwrap()).unwrap();
+    assert_eq!(file["schema"], "fleetsim.whatif/2");
+    // The embedded default's memory model does not reproduce this window
+    // (tests/calibrate.rs): forced what-ifs carry a visible caveat.
+    assert_eq!(file["calibration_reproduces"], false);
+    assert_eq!(file["forced"], true);
+    assert!(
+        html.contains("WARNING (what-if): the calibration does NOT reproduce its window"),
+        "the page shows the caveat"
+    );
+    assert!(html.contains("WARNING: the calibration does NOT reproduce"));
+    // Schema 1, the bare array, still reads (its sub-cases below use it).
+    let w = file["policies"].clone();
     let policies = w.as_array().unwrap();
     assert_eq!(policies.len(), 3, "recorded + two alternatives");
     let svg = fs::read_to_string(dir.path().join("whatif.svg")).unwrap();

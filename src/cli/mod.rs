@@ -16,6 +16,9 @@ use clap::{Parser, Subcommand};
 pub const EXIT_INPUT: i32 = 2;
 /// Exit code for a failure while running.
 pub const EXIT_RUN: i32 = 1;
+/// Exit code of `replay --calibrate --check` when the verdict is negative:
+/// the calibration does not reproduce its window.
+pub const EXIT_VERDICT: i32 = 3;
 /// Exit code of a run or sweep stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -72,6 +75,13 @@ impl Failure {
     pub fn run(message: impl Into<String>) -> Self {
         Failure {
             code: EXIT_RUN,
+            message: message.into(),
+        }
+    }
+
+    pub fn verdict(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_VERDICT,
             message: message.into(),
         }
     }

@@ -1,9 +1,14 @@
 //! `fleetsim replay`: import recorded windows (CSV, JSON Lines, platform
 //! logs), analyse them per limit regime, print the report and write
 //! `analysis.json` atomically.
+//!
+//! Exit codes: 0 done; 1 a run failed; 2 bad input, or a what-if refused
+//! because the calibration does not reproduce its window (without
+//! `--force`); 3 with `--check`, the verdict is negative (the calibration
+//! does not reproduce its window), after every file is written.
 
 use super::Failure;
-use super::output::{AtomicFile, ScenarioArgs, load_scenario};
+use super::output::{AtomicFile, Loaded, ScenarioArgs, load_scenario};
 use clap::Args;
 use fleetsim::replay::{self, Knobs, Options, Recording};
 use std::fs::{self, File};
@@ -14,6 +19,12 @@ use std::path::{Path, PathBuf};
 const MAX_SEEDS: u64 = 256;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit codes: 0 done; 1 a run failed; 2 bad input, or --what-if refused \
+    on a calibration that does not reproduce its window (add --force); 3 with --check, the \
+    verdict is negative: the calibration does not reproduce its window (every file is still \
+    written)."
+)]
 pub struct ReplayArgs {
     /// Recordings: events.csv from `fleetsim run`, JSON Lines exports, or
     /// platform log lines (format detected per file).
@@ -37,10 +48,12 @@ pub struct ReplayArgs {
     /// fitted values; then validate it by simulation (validation.json).
     #[arg(long)]
     pub calibrate: bool,
-    /// Seeds the validation simulates the calibrated scenario over.
-    #[arg(long, default_value_t = 8)]
+    /// Seeds the validation (and each what-if) simulates the calibrated
+    /// scenario over.
+    #[arg(long, default_value_t = 32)]
     pub seeds: u64,
-    /// First seed of the validation (and the bootstrap's seed).
+    /// The bootstrap's seed; the validation's seeds derive from it and a
+    /// hash of the recording's recycle rows (printed and in validation.json).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// With --calibrate: re-run the calibrated window under this policy
@@ -49,6 +62,14 @@ pub struct ReplayArgs {
     /// deployed scenario, e.g. scenarios/render-2x3-fixed.toml) works.
     #[arg(long = "what-if", value_name = "POLICY.toml")]
     pub what_if: Vec<PathBuf>,
+    /// Run the what-ifs even on a calibration that does not reproduce its
+    /// window (refused otherwise, exit 2); the output is labelled as such.
+    #[arg(long)]
+    pub force: bool,
+    /// Gate a deploy: with --calibrate, exit 3 when the verdict is negative
+    /// (the calibration does not reproduce its window).
+    #[arg(long)]
+    pub check: bool,
 }
 
 fn import(path: &Path) -> Result<replay::Part, Failure> {
@@ -85,6 +106,11 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     if !args.what_if.is_empty() && !args.calibrate {
         return Err(Failure::input(
             "--what-if re-runs the calibrated window: add --calibrate",
+        ));
+    }
+    if args.check && !args.calibrate {
+        return Err(Failure::input(
+            "--check gates on the calibration's verdict: add --calibrate",
         ));
     }
     if args.calibrate && !(1..=MAX_SEEDS).contains(&args.seeds) {
@@ -222,7 +248,41 @@ fn lay_over(base: &mut toml::Table, over: &toml::Table) {
     }
 }
 
-/// `--calibrate`: fit, write calibrated.toml, validate, write validation.json.
+/// The calibration's scenario draws, validated and run by every what-if
+/// (window `j` on draw `j % len`): the fitted point first (the one
+/// calibrated.toml prints), then the parametric-bootstrap draws.
+fn scenario_draws(
+    args: &ReplayArgs,
+    cal: &replay::calibrate::Calibration,
+) -> Result<Vec<Loaded>, Failure> {
+    let load = |sets: Vec<fleetsim::scenario::Override>| {
+        load_scenario(
+            &ScenarioArgs {
+                scenario: args.scenario.clone(),
+                set: sets
+                    .iter()
+                    .map(|o| format!("{}={}", o.key, o.value))
+                    .collect(),
+            },
+            None,
+        )
+    };
+    let mut out = vec![load(cal.overrides())?];
+    for i in 1..cal.draws.len() {
+        out.push(load(cal.draw_overrides(i))?);
+    }
+    Ok(out)
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Failure> {
+    let json = serde_json::to_string_pretty(value).map_err(|e| Failure::run(e.to_string()))?;
+    let mut file = AtomicFile::create(path.to_path_buf())?;
+    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    file.commit()
+}
+
+/// `--calibrate`: fit, write calibrated.toml, validate, write
+/// validation.json; then the what-ifs, and the `--check` verdict.
 fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failure> {
     let base_args = ScenarioArgs {
         scenario: args.scenario.clone(),
@@ -237,23 +297,12 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     })
     .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
     bar.finish_and_clear();
-    let json = serde_json::to_string_pretty(&cal).map_err(|e| Failure::run(e.to_string()))?;
-    let mut file = AtomicFile::create(out.join("calibration.json"))?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
-    file.commit()?;
+    write_json(&out.join("calibration.json"), &cal)?;
     let mut file = AtomicFile::create(out.join("draws.csv"))?;
     write!(file, "{}", cal.draws_csv()).map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
-    let fitted_args = ScenarioArgs {
-        scenario: args.scenario.clone(),
-        set: cal
-            .overrides()
-            .iter()
-            .map(|o| format!("{}={}", o.key, o.value))
-            .collect(),
-    };
-    let fitted = load_scenario(&fitted_args, None)?;
-    let text = replay::calibrate::calibrated_toml(&fitted.raw, &cal)
+    let draws = scenario_draws(args, &cal)?;
+    let text = replay::calibrate::calibrated_toml(&draws[0].raw, &cal)
         .map_err(|e| Failure::run(format!("cannot print the calibrated scenario: {e}")))?;
     let path = out.join("calibrated.toml");
     let mut file = AtomicFile::create(path.clone())?;
@@ -263,14 +312,12 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         print!("{}", replay::calibrate::render(&cal));
         println!("wrote {}", path.display());
     }
-    let seeds: Vec<u64> = (args.seed..args.seed.saturating_add(args.seeds)).collect();
-    let v = replay::validate::validate(rec, &cal.regime, &fitted.scenario, &seeds)
+    let seeds = replay::validate::seeds_for(rec, args.seed, args.seeds as usize);
+    let scenarios: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
+    let v = replay::validate::validate(rec, &cal.regime, &scenarios, &seeds)
         .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
-    let json = serde_json::to_string_pretty(&v).map_err(|e| Failure::run(e.to_string()))?;
     let path = out.join("validation.json");
-    let mut file = AtomicFile::create(path.clone())?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
-    file.commit()?;
+    write_json(&path, &v)?;
     if !args.json {
         print!("{}", replay::validate::render(&v));
         println!("wrote {}", path.display());
@@ -280,24 +327,68 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
             seeds.len()
         );
     }
-    if args.what_if.is_empty() {
-        return Ok(());
+    if !args.what_if.is_empty() {
+        what_ifs(args, &v, &draws, &seeds, out)?;
     }
-    let calibrated = toml::to_string(&fitted.raw).map_err(|e| Failure::run(e.to_string()))?;
-    let alternatives = args
-        .what_if
+    if args.check && !v.reproduces {
+        return Err(Failure::verdict(format!(
+            "--check: {} (rows {})",
+            v.verdict,
+            replay::validate::warned(&v).join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// `--what-if`: refused on a calibration that does not reproduce its
+/// window unless `--force`; then each file's policy over every draw.
+fn what_ifs(
+    args: &ReplayArgs,
+    v: &replay::validate::Validation,
+    draws: &[Loaded],
+    seeds: &[u64],
+    out: &Path,
+) -> Result<(), Failure> {
+    let warned = replay::validate::warned(v);
+    if !v.reproduces && !args.force {
+        return Err(Failure::input(format!(
+            "--what-if refused: the calibration does not reproduce its window (rows {}); its \
+             what-ifs would rest on a fit the recording rejects: fix the calibration, or add \
+             --force to run them labelled as such",
+            warned.join(", ")
+        )));
+    }
+    let texts = draws
         .iter()
-        .map(|p| alternative(&calibrated, p))
+        .map(|d| toml::to_string(&d.raw).map_err(|e| Failure::run(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
-    let results = replay::whatif::what_if(&fitted.scenario, &alternatives, &seeds)
+    let mut alternatives = Vec::new();
+    for p in &args.what_if {
+        let mut name = String::new();
+        let mut alt = Vec::new();
+        for text in &texts {
+            let (n, sc) = alternative(text, p)?;
+            name = n;
+            alt.push(sc);
+        }
+        alternatives.push((name, alt));
+    }
+    let recorded: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
+    let policies = replay::whatif::what_if(&recorded, &alternatives, seeds)
         .map_err(|e| Failure::run(format!("what-if run failed: {e}")))?;
-    let json = serde_json::to_string_pretty(&results).map_err(|e| Failure::run(e.to_string()))?;
+    let w = replay::whatif::WhatIf {
+        schema: replay::whatif::SCHEMA,
+        calibration_reproduces: v.reproduces,
+        forced: !v.reproduces && args.force,
+        warned,
+        seeds: seeds.to_vec(),
+        draws: draws.len(),
+        policies,
+    };
     let path = out.join("whatif.json");
-    let mut file = AtomicFile::create(path.clone())?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
-    file.commit()?;
+    write_json(&path, &w)?;
     if !args.json {
-        print!("{}", replay::whatif::render(&results, seeds.len()));
+        print!("{}", replay::whatif::render(&w));
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -4,14 +4,30 @@
 //! figure by figure.
 //!
 //! Rules (stated in the output too):
-//! - a figure passes when the recorded value lies within 2.5 standard
-//!   deviations of the seeds' mean, plus 5% of the mean: each seed
-//!   simulates a window as long as the recording's, so the spread between
-//!   seeds is the noise one recorded window carries (for counts per hour,
-//!   at least the Poisson spread of the mean count: eight seeds of a rare
-//!   event often all read 0);
+//! - a figure passes when the recorded value lies inside the 99%
+//!   prediction interval of one new window: `|recorded - mean| <= t sd
+//!   sqrt(1 + 1/n)` + 5% of the mean, with `t` Student's 0.995 quantile on
+//!   `n - 1` degrees of freedom. Each seed simulates a window as long as
+//!   the recording's, so the spread between seeds is the noise one
+//!   recorded window carries, and `sqrt(1 + 1/n)` adds the error of the
+//!   seeds' mean (for counts per hour, sd is at least the Poisson spread
+//!   of the mean count: a few seeds of a rare event often all read 0);
 //! - a distribution passes when the two-sample Kolmogorov-Smirnov test of
-//!   the recorded sample against the seeds' pooled samples gives p >= 0.01.
+//!   the recorded sample against the seeds' pooled samples gives p >= 0.01;
+//! - a figure the recording has no field or event for (canaries, pressure,
+//!   requests, RSS, instances) is "not recorded": shown, never a warning,
+//!   and not counted against the verdict. It is decided from which fields
+//!   the recording carries, never from a value being 0.
+//!
+//! Like with like: when every recycle's `rss_mb` and `limit_mb` is whole
+//! MB, the simulated events are rounded to whole MB before any figure is
+//! computed (a margin of exactly 0 is common in rounded logs and
+//! impossible in continuous simulated data).
+//!
+//! The seeds are not a fixed block: `seeds_for` derives them from the
+//! recording's recycle rows and the user's `--seed`, so two recordings get
+//! different blocks. The simulated windows run over a set of scenarios
+//! (calibration draws): window `j` is `scenarios[j % len]` on `seeds[j]`.
 //!
 //! A calibration that does not reproduce its window says so: the verdict
 //! names every row that warns.
@@ -29,8 +45,12 @@ use crate::{Scenario, Sim, SimError};
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// A figure passes within this many standard deviations between seeds...
-pub const SD_TOLERANCE: f64 = 2.5;
+/// validation.json's schema: 2 added `not_recorded`, `resolution_mb`,
+/// recording-derived seeds and scenario draws.
+pub const SCHEMA: &str = "fleetsim.validation/2";
+/// A figure passes inside the prediction interval of this two-sided
+/// coverage (Student t on the seeds' spread)...
+pub const COVERAGE: f64 = 0.99;
 /// ...plus this fraction of the seeds' mean.
 pub const MEAN_SLACK: f64 = 0.05;
 /// A distribution passes when the KS p-value is at least this.
@@ -41,6 +61,8 @@ pub const KS_ALPHA: f64 = 0.01;
 pub enum Verdict {
     Pass,
     Warn,
+    /// The recording has no field or event this figure needs.
+    NotRecorded,
 }
 
 impl Verdict {
@@ -48,7 +70,202 @@ impl Verdict {
         match self {
             Verdict::Pass => "pass",
             Verdict::Warn => "WARN",
+            Verdict::NotRecorded => "not recorded",
         }
+    }
+}
+
+/// What a figure is computed from: a recording without it does not
+/// record the figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Recycle rows alone.
+    Recycles,
+    /// A `requests` count on some recycle.
+    Requests,
+    /// An `rss_mb` on some recycle.
+    Rss,
+    /// Both `rss_mb` and `limit_mb` on some recycle.
+    Margin,
+    /// An `instance` on some recycle.
+    Instance,
+    /// A `pressure` field (or an attached pressure log line) on some recycle.
+    Pressure,
+    /// Any canary event (`retry_ok`, `fetch_failed`) in the recording.
+    Canary,
+}
+
+/// Which fields and events a recording carries, and at what resolution.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    pub requests: bool,
+    pub rss: bool,
+    pub margin: bool,
+    pub instance: bool,
+    pub pressure: bool,
+    pub canary: bool,
+    /// Every recycle's `rss_mb` and `limit_mb` is a whole number of MB
+    /// (and there is at least one).
+    pub whole_mb: bool,
+}
+
+impl Recorded {
+    pub fn of(rec: &Recording) -> Recorded {
+        let any = |f: &dyn Fn(&super::recording::Event) -> bool| rec.recycles().any(f);
+        let mut mb = rec
+            .recycles()
+            .flat_map(|e| [e.rss_mb, e.limit_mb])
+            .flatten()
+            .peekable();
+        let some_mb = mb.peek().is_some();
+        Recorded {
+            requests: any(&|e| e.requests.is_some()),
+            rss: any(&|e| e.rss_mb.is_some()),
+            margin: any(&|e| e.margin_mb().is_some()),
+            instance: any(&|e| e.instance.is_some()),
+            pressure: any(&|e| e.pressure.is_some() || e.pressure_from_log),
+            canary: rec.events.iter().any(|e| e.kind.is_canary()),
+            whole_mb: some_mb && mb.all(|x| x.fract() == 0.0),
+        }
+    }
+
+    pub fn has(&self, n: Needs) -> bool {
+        match n {
+            Needs::Recycles => true,
+            Needs::Requests => self.requests,
+            Needs::Rss => self.rss,
+            Needs::Margin => self.margin,
+            Needs::Instance => self.instance,
+            Needs::Pressure => self.pressure,
+            Needs::Canary => self.canary,
+        }
+    }
+}
+
+/// The scalar figures, in the order `figures` computes them, with what
+/// each is computed from.
+pub const SCALARS: [(&str, Needs); 12] = [
+    ("recycles per hour", Needs::Recycles),
+    ("requests per worker p10", Needs::Requests),
+    ("requests per worker median", Needs::Requests),
+    ("requests per worker p90", Needs::Requests),
+    ("low-margin fraction (< 25 MB)", Needs::Margin),
+    ("young fraction (< 400 requests)", Needs::Requests),
+    ("peak RSS (MB)", Needs::Rss),
+    ("same-instance gap median (s)", Needs::Instance),
+    ("cross-instance gap median (s)", Needs::Instance),
+    ("pressure recycles per hour", Needs::Pressure),
+    ("retry_ok per hour", Needs::Canary),
+    ("fetch_failed per hour", Needs::Canary),
+];
+
+/// The distributions, with what each is computed from.
+pub const DISTRIBUTIONS: [(&str, Needs); 3] = [
+    ("requests per worker", Needs::Requests),
+    ("margin over limit (MB)", Needs::Margin),
+    ("same-instance gaps (s)", Needs::Instance),
+];
+
+/// FNV-1a, 64 bit.
+fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// SplitMix64's finaliser: a bijection that spreads neighbouring inputs.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A hash of the recording's recycle rows (time, RSS, limit, requests).
+pub fn fingerprint(rec: &Recording) -> u64 {
+    rec.recycles().fold(0xcbf2_9ce4_8422_2325, |h, e| {
+        let h = fnv1a(h, &e.t_s.to_bits().to_le_bytes());
+        let h = fnv1a(h, &e.rss_mb.map_or(u64::MAX, f64::to_bits).to_le_bytes());
+        let h = fnv1a(h, &e.limit_mb.map_or(u64::MAX, f64::to_bits).to_le_bytes());
+        fnv1a(h, &e.requests.unwrap_or(u64::MAX).to_le_bytes())
+    })
+}
+
+/// `n` validation seeds derived from the recording and `seed`: the same
+/// recording and seed give the same block, two recordings different ones.
+/// Seeds are below 2^40, short enough to read and to pass to `--seed`.
+pub fn seeds_for(rec: &Recording, seed: u64, n: usize) -> Vec<u64> {
+    let base = mix(fingerprint(rec) ^ mix(seed));
+    (0..n as u64)
+        .map(|j| mix(base.wrapping_add(j.wrapping_mul(0x9e37_79b9_7f4a_7c15))) >> 24)
+        .collect()
+}
+
+/// Student's t quantile `p` (> 0.5) on `df` degrees of freedom:
+/// Cornish-Fisher around the normal quantile (within 0.2% from 11 degrees
+/// of freedom on); for the 0.995 quantile the table below that.
+pub fn t_quantile(p: f64, df: u64) -> f64 {
+    const T995: [f64; 10] = [
+        63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169,
+    ];
+    if p == 0.995 && (1..=10).contains(&df) {
+        return T995[df as usize - 1];
+    }
+    if df == 0 {
+        return f64::INFINITY;
+    }
+    let z = normal_quantile(p);
+    let v = df as f64;
+    let (z3, z5, z7) = (z.powi(3), z.powi(5), z.powi(7));
+    z + (z3 + z) / (4.0 * v)
+        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
+        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v.powi(3))
+}
+
+/// The standard normal quantile (Acklam's rational approximation, relative
+/// error below 1.2e-9), for `0 < p < 1`.
+fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
     }
 }
 
@@ -99,9 +316,16 @@ pub fn thin(xs: &[f64]) -> Vec<f64> {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Validation {
+    pub schema: &'static str,
     pub regime: String,
     pub hours: f64,
+    /// The seeds, derived from the recording and `--seed` (`seeds_for`).
     pub seeds: Vec<u64>,
+    /// Scenario draws the windows ran over (window `j`: draw `j % draws`).
+    pub draws: usize,
+    /// The recording's RSS resolution the simulated values were rounded
+    /// to: 1 when every recycle's rss_mb and limit_mb is whole MB.
+    pub resolution_mb: Option<f64>,
     pub figures: Vec<FigureRow>,
     pub distributions: Vec<KsRow>,
     pub rules: Vec<String>,
@@ -145,29 +369,21 @@ pub fn figures(v: &RegimeView, hours: f64) -> Figures {
     let count = |k: EventKind| v.events.iter().filter(|e| e.is(k)).count();
     let young = rpw.iter().filter(|r| **r < YOUNG_REQUESTS as f64).count();
     let low = margins.iter().filter(|m| **m < LOW_MARGIN_MB).count();
-    let scalars = vec![
-        ("recycles per hour", per_h(v.recycles.len())),
-        ("requests per worker p10", q(&rpw, 0.1)),
-        ("requests per worker median", q(&rpw, 0.5)),
-        ("requests per worker p90", q(&rpw, 0.9)),
-        ("low-margin fraction (< 25 MB)", frac(low, margins.len())),
-        ("young fraction (< 400 requests)", frac(young, rpw.len())),
-        (
-            "peak RSS (MB)",
-            v.recycles.iter().filter_map(|e| e.rss_mb).reduce(f64::max),
-        ),
-        ("same-instance gap median (s)", q(&same, 0.5)),
-        ("cross-instance gap median (s)", q(&cross, 0.5)),
-        (
-            "pressure recycles per hour",
-            per_h(v.recycles.iter().filter(|e| e.pressure_true()).count()),
-        ),
-        ("retry_ok per hour", per_h(count(EventKind::RetryOk))),
-        (
-            "fetch_failed per hour",
-            per_h(count(EventKind::FetchFailed)),
-        ),
+    let values = [
+        per_h(v.recycles.len()),
+        q(&rpw, 0.1),
+        q(&rpw, 0.5),
+        q(&rpw, 0.9),
+        frac(low, margins.len()),
+        frac(young, rpw.len()),
+        v.recycles.iter().filter_map(|e| e.rss_mb).reduce(f64::max),
+        q(&same, 0.5),
+        q(&cross, 0.5),
+        per_h(v.recycles.iter().filter(|e| e.pressure_true()).count()),
+        per_h(count(EventKind::RetryOk)),
+        per_h(count(EventKind::FetchFailed)),
     ];
+    let scalars = SCALARS.iter().map(|s| s.0).zip(values).collect();
     Figures {
         scalars,
         requests_per_worker: rpw,
@@ -231,8 +447,10 @@ fn view<'a>(views: &'a [RegimeView<'a>], label: Option<&str>) -> Option<&'a Regi
     }
 }
 
-/// Simulates `sc` on `seed` and returns its figures, read back as a recording.
-pub fn simulate(sc: &Scenario, seed: u64) -> Result<Figures, SimError> {
+/// Simulates `sc` on `seed` and returns its figures, read back as a
+/// recording; with `whole_mb`, every event's rss_mb and limit_mb rounded
+/// to whole MB first (the recording's resolution).
+pub fn simulate(sc: &Scenario, seed: u64, whole_mb: bool) -> Result<Figures, SimError> {
     let (mut events, mut timeline) = (Vec::new(), Vec::new());
     let mut obs = CsvObserver::new(
         &mut events,
@@ -244,7 +462,13 @@ pub fn simulate(sc: &Scenario, seed: u64) -> Result<Figures, SimError> {
     obs.finish().expect("in-memory writes succeed");
     let text = String::from_utf8(events).expect("the CSV writer writes UTF-8");
     let part = import::parse("simulated.csv", &text).expect("the simulator's CSV parses");
-    let rec = Recording::assemble(vec![part]).expect("one file assembles");
+    let mut rec = Recording::assemble(vec![part]).expect("one file assembles");
+    if whole_mb {
+        for e in &mut rec.events {
+            e.rss_mb = e.rss_mb.map(f64::round);
+            e.limit_mb = e.limit_mb.map(f64::round);
+        }
+    }
     let w = window(&rec);
     let views = regimes::split(&rec, (0.0, w.end_s.max(sc.duration.as_secs_f64())));
     let hours = sc.duration.as_secs_f64() / 3600.0;
@@ -276,13 +500,25 @@ fn spread(name: &str, mean: f64, sd: f64, hours: f64) -> f64 {
     }
 }
 
-fn figure_row(name: &str, recorded: Option<f64>, sims: &[f64], hours: f64) -> FigureRow {
+/// The half-width a figure passes within: the prediction interval of one
+/// new window from `n` simulated ones, plus the slack.
+pub fn band(name: &str, mean: f64, sd: f64, n: usize, hours: f64) -> f64 {
+    let t = t_quantile(0.5 + COVERAGE / 2.0, n.saturating_sub(1) as u64);
+    let pi = (1.0 + 1.0 / n.max(1) as f64).sqrt();
+    t * spread(name, mean, sd, hours) * pi + MEAN_SLACK * mean.abs()
+}
+
+fn figure_row(
+    name: &str,
+    recorded: Option<f64>,
+    sims: &[f64],
+    hours: f64,
+    in_recording: bool,
+) -> FigureRow {
     let ms = mean_sd(sims);
     let verdict = match (recorded, ms) {
-        (Some(r), Some((m, sd)))
-            if (r - m).abs()
-                <= SD_TOLERANCE * spread(name, m, sd, hours) + MEAN_SLACK * m.abs() =>
-        {
+        _ if !in_recording => Verdict::NotRecorded,
+        (Some(r), Some((m, sd))) if (r - m).abs() <= band(name, m, sd, sims.len(), hours) => {
             Verdict::Pass
         }
         (None, None) => Verdict::Pass,
@@ -299,7 +535,13 @@ fn figure_row(name: &str, recorded: Option<f64>, sims: &[f64], hours: f64) -> Fi
     }
 }
 
-fn ks_row(name: &str, recorded: &[f64], sims: &[Figures], pick: fn(&Figures) -> &[f64]) -> KsRow {
+fn ks_row(
+    (name, needs): (&str, Needs),
+    has: Recorded,
+    recorded: &[f64],
+    sims: &[Figures],
+    pick: fn(&Figures) -> &[f64],
+) -> KsRow {
     let pooled: Vec<f64> = sims.iter().flat_map(|f| pick(f).iter().copied()).collect();
     let ks = ks_two_sample(recorded, &pooled);
     KsRow {
@@ -309,6 +551,7 @@ fn ks_row(name: &str, recorded: &[f64], sims: &[Figures], pick: fn(&Figures) -> 
         ks_d: ks.map(|k| k.0),
         p_value: ks.map(|k| k.1),
         verdict: match ks {
+            _ if !has.has(needs) => Verdict::NotRecorded,
             Some((_, p)) if p >= KS_ALPHA => Verdict::Pass,
             None if recorded.is_empty() == pooled.is_empty() => Verdict::Pass,
             _ => Verdict::Warn,
@@ -318,90 +561,126 @@ fn ks_row(name: &str, recorded: &[f64], sims: &[Figures], pick: fn(&Figures) -> 
     }
 }
 
-/// Compares regime `label` of `rec` with `sc` simulated on `seeds`.
+/// Compares regime `label` of `rec` with simulated windows: window `j` is
+/// `scenarios[j % scenarios.len()]` (a calibration draw) on `seeds[j]`.
+/// One scenario is the plain point calibration.
 pub fn validate(
     rec: &Recording,
     label: &str,
-    sc: &Scenario,
+    scenarios: &[Scenario],
     seeds: &[u64],
 ) -> Result<Validation, SimError> {
+    assert!(!scenarios.is_empty(), "validation needs a scenario");
     let w = window(rec);
     let views = regimes::split(rec, (w.start_s, w.end_s));
     let v = view(&views, Some(label)).or_else(|| view(&views, None));
     let recorded = v.map_or_else(Figures::default, |v| figures(v, v.hours()));
+    let has = Recorded::of(rec);
     let sims: Vec<Figures> = seeds
         .par_iter()
-        .map(|s| simulate(sc, *s))
+        .enumerate()
+        .map(|(j, s)| simulate(&scenarios[j % scenarios.len()], *s, has.whole_mb))
         .collect::<Result<_, _>>()?;
+    let hours = scenarios[0].duration.as_secs_f64() / 3600.0;
     let figures: Vec<FigureRow> = recorded
         .scalars
         .iter()
+        .zip(SCALARS)
         .enumerate()
-        .map(|(i, (name, r))| {
+        .map(|(i, ((name, r), (_, needs)))| {
             let xs: Vec<f64> = sims.iter().filter_map(|f| f.scalars[i].1).collect();
-            figure_row(name, *r, &xs, sc.duration.as_secs_f64() / 3600.0)
+            figure_row(name, *r, &xs, hours, has.has(needs))
         })
         .collect();
+    let [rpw, margin, gaps] = DISTRIBUTIONS;
     let distributions = vec![
-        ks_row(
-            "requests per worker",
-            &recorded.requests_per_worker,
-            &sims,
-            |f| &f.requests_per_worker,
-        ),
-        ks_row("margin over limit (MB)", &recorded.margins_mb, &sims, |f| {
-            &f.margins_mb
+        ks_row(rpw, has, &recorded.requests_per_worker, &sims, |f| {
+            &f.requests_per_worker
         }),
-        ks_row(
-            "same-instance gaps (s)",
-            &recorded.same_gaps_s,
-            &sims,
-            |f| &f.same_gaps_s,
-        ),
+        ks_row(margin, has, &recorded.margins_mb, &sims, |f| &f.margins_mb),
+        ks_row(gaps, has, &recorded.same_gaps_s, &sims, |f| &f.same_gaps_s),
     ];
-    let warned: Vec<String> = figures
-        .iter()
-        .filter(|r| r.verdict == Verdict::Warn)
-        .map(|r| r.name.clone())
-        .chain(
-            distributions
-                .iter()
-                .filter(|r| r.verdict == Verdict::Warn)
-                .map(|r| r.name.clone()),
-        )
+    let verdicts = || {
+        let f = figures.iter().map(|r| (&r.name, r.verdict));
+        f.chain(distributions.iter().map(|r| (&r.name, r.verdict)))
+    };
+    let warned: Vec<String> = verdicts()
+        .filter(|(_, v)| *v == Verdict::Warn)
+        .map(|(n, _)| n.clone())
         .collect();
-    let total = figures.len() + distributions.len();
+    let unrecorded = verdicts()
+        .filter(|(_, v)| *v == Verdict::NotRecorded)
+        .count();
+    let judged = figures.len() + distributions.len() - unrecorded;
+    let aside = if unrecorded > 0 {
+        format!(" ({unrecorded} not recorded)")
+    } else {
+        String::new()
+    };
     let reproduces = warned.is_empty();
-    let verdict = if warned.is_empty() {
-        format!("the calibrated scenario reproduces its window: {total} of {total} rows pass")
+    let verdict = if reproduces {
+        format!(
+            "the calibrated scenario reproduces its window: {judged} of {judged} rows pass{aside}"
+        )
     } else {
         format!(
-            "the calibrated scenario does NOT reproduce its window: {} of {total} rows warn ({})",
+            "the calibrated scenario does NOT reproduce its window: {} of {judged} rows warn \
+             ({}){aside}",
             warned.len(),
             warned.join(", ")
         )
     };
     Ok(Validation {
+        schema: SCHEMA,
         regime: label.to_string(),
-        hours: sc.duration.as_secs_f64() / 3600.0,
+        hours,
         seeds: seeds.to_vec(),
+        draws: scenarios.len(),
+        resolution_mb: has.whole_mb.then_some(1.0),
         figures,
         distributions,
-        rules: vec![
-            format!(
-                "figure: pass when |recorded - mean| <= {SD_TOLERANCE} sd + {:.0}% of the mean \
-                 (mean and sd over the seeds, each a window as long as the recording's; for a \
-                 count per hour, sd is at least the Poisson sd of the mean count)",
-                MEAN_SLACK * 100.0
-            ),
-            format!(
-                "distribution: pass when the two-sample Kolmogorov-Smirnov p-value (recorded vs \
-                 the seeds pooled) is >= {KS_ALPHA}"
-            ),
-        ],
+        rules: rules(has.whole_mb),
         reproduces,
         verdict,
     })
+}
+
+/// The names of the rows that warn.
+pub fn warned(v: &Validation) -> Vec<String> {
+    let f = v.figures.iter().map(|r| (&r.name, r.verdict));
+    f.chain(v.distributions.iter().map(|r| (&r.name, r.verdict)))
+        .filter(|(_, v)| *v == Verdict::Warn)
+        .map(|(n, _)| n.clone())
+        .collect()
+}
+
+fn rules(whole_mb: bool) -> Vec<String> {
+    let mut rules = vec![
+        format!(
+            "figure: pass when |recorded - mean| <= t({:.3}, n - 1) sd sqrt(1 + 1/n) + {:.0}% of \
+             the mean: the {:.0}% prediction interval of one new window (mean and sd over the n \
+             seeds, each a window as long as the recording's; for a count per hour, sd is at \
+             least the Poisson sd of the mean count)",
+            0.5 + COVERAGE / 2.0,
+            MEAN_SLACK * 100.0,
+            COVERAGE * 100.0
+        ),
+        format!(
+            "distribution: pass when the two-sample Kolmogorov-Smirnov p-value (recorded vs \
+             the seeds pooled) is >= {KS_ALPHA}"
+        ),
+        "not recorded: the recording has no field or event the row needs (canaries, pressure, \
+         requests, RSS, instances): shown, not judged"
+            .to_string(),
+    ];
+    if whole_mb {
+        rules.push(
+            "resolution: the recording's rss_mb and limit_mb are whole MB, so the simulated \
+             ones were rounded to whole MB"
+                .to_string(),
+        );
+    }
+    rules
 }
 
 fn num(v: Option<f64>) -> String {
@@ -415,13 +694,19 @@ fn num(v: Option<f64>) -> String {
 
 /// Recorded vs simulated, side by side, with the verdict per row.
 pub fn render(v: &Validation) -> String {
+    let draws = if v.draws > 1 {
+        format!(" over {} scenario draws", v.draws)
+    } else {
+        String::new()
+    };
+    let seeds: Vec<String> = v.seeds.iter().map(u64::to_string).collect();
     let mut o = format!(
-        "\nvalidation: regime {} vs the calibrated scenario, {:.1} h x {} seeds ({}..{})\n",
+        "\nvalidation: regime {} vs the calibrated scenario, {:.1} h x {} seeds{draws}\n  \
+         seeds (from the recording and --seed): {}\n",
         v.regime,
         v.hours,
         v.seeds.len(),
-        v.seeds.first().unwrap_or(&0),
-        v.seeds.last().unwrap_or(&0)
+        seeds.join(" ")
     );
     o += &format!(
         "  {:<34} {:>9} {:>9} {:>8} {:>17}\n",
@@ -458,4 +743,42 @@ pub fn render(v: &Validation) -> String {
     }
     o += &format!("  verdict: {}\n", v.verdict);
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        for (df, want) in [
+            (5, 4.032),
+            (11, 3.106),
+            (20, 2.845),
+            (31, 2.744),
+            (100, 2.626),
+        ] {
+            let t = t_quantile(0.995, df);
+            assert!(
+                (t - want).abs() < 0.005,
+                "t(0.995, {df}) = {t}, table {want}"
+            );
+        }
+        assert!((t_quantile(0.975, 30) - 2.042).abs() < 0.002);
+        assert!((normal_quantile(0.995) - 2.575_829).abs() < 1e-5);
+        assert_eq!(t_quantile(0.995, 0), f64::INFINITY);
+    }
+
+    /// The rule is the 99% prediction interval of one new window: t on
+    /// n - 1 degrees of freedom, times sd sqrt(1 + 1/n), plus the slack.
+    #[test]
+    fn the_band_is_a_prediction_interval() {
+        let b = band("peak RSS (MB)", 100.0, 10.0, 32, 24.0);
+        let want = t_quantile(0.995, 31) * 10.0 * (1.0 + 1.0 / 32.0f64).sqrt() + 5.0;
+        assert!((b - want).abs() < 1e-12, "{b} vs {want}");
+        assert!(b > 2.5 * 10.0 + 5.0 + 2.0, "wider than the old 2.5 sd: {b}");
+        // Counts per hour: at least the Poisson sd of the mean count.
+        let b = band("retry_ok per hour", 0.0, 0.0, 32, 12.0);
+        assert!(b > 0.0, "a rare count of zero still has a band");
+    }
 }

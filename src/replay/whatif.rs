@@ -1,9 +1,21 @@
 //! What-if: the calibrated window re-run under other policies, on the same
 //! seeds (common random numbers), with each figure's difference against the
 //! recorded policy as a paired 95% confidence interval.
+//!
+//! Both sides run over a set of scenarios (calibration draws): seed `j`
+//! runs draw `j % len` under the recorded and under the alternative
+//! policy, so the pairs share the draw and the seed, and the interval
+//! carries the calibration's uncertainty when the draws differ.
+//!
+//! A what-if also says what it rests on: whether the calibration it runs
+//! on reproduced its window (`WhatIf::calibration_reproduces`, `forced`),
+//! and, per alternative, which gate binds when the change is shadowed by
+//! another (`shadowed`).
 
 use crate::Scenario;
 use crate::metrics::Summary;
+use crate::policy::Gate;
+use crate::scenario::Policy;
 use crate::sim::{SimError, run_summary};
 use crate::sweep::stats::Welford;
 use rayon::prelude::*;
@@ -34,6 +46,28 @@ pub struct Figure {
 pub struct PolicyResult {
     pub policy: String,
     pub figures: Vec<Figure>,
+    /// Why the change does less than it says: the gate that binds instead
+    /// (`shadowed`). Empty for the recorded policy.
+    pub shadowed: Vec<String>,
+}
+
+/// whatif.json's schema: 2 is this object; 1 was the bare array of policies.
+pub const SCHEMA: &str = "fleetsim.whatif/2";
+
+/// whatif.json: the policies and what they rest on.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WhatIf {
+    pub schema: &'static str,
+    /// The validation's verdict on the calibration the what-ifs run on.
+    pub calibration_reproduces: bool,
+    /// Run with `--force` on a calibration that did not reproduce its window.
+    pub forced: bool,
+    /// The rows of the validation that warned.
+    pub warned: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub draws: usize,
+    /// The recorded policy first, then each alternative.
+    pub policies: Vec<PolicyResult>,
 }
 
 fn metric(s: &Summary, name: &str) -> f64 {
@@ -43,25 +77,34 @@ fn metric(s: &Summary, name: &str) -> f64 {
         .map_or(f64::NAN, |(_, v)| v)
 }
 
-fn runs(sc: &Scenario, seeds: &[u64]) -> Result<Vec<Summary>, SimError> {
-    seeds.par_iter().map(|&s| run_summary(sc, s)).collect()
+/// Seed `j` on draw `j % draws.len()`, in seed order.
+fn runs(draws: &[Scenario], seeds: &[u64]) -> Result<Vec<Summary>, SimError> {
+    assert!(!draws.is_empty(), "a what-if needs a scenario");
+    seeds
+        .par_iter()
+        .enumerate()
+        .map(|(j, &s)| run_summary(&draws[j % draws.len()], s))
+        .collect()
 }
 
-/// The recorded (calibrated) policy first, then each alternative.
+/// The recorded (calibrated) policy first, then each alternative; each
+/// side a set of draws (one scenario: the point calibration). Draw `k` of
+/// an alternative is draw `k` of the recorded set under the other policy.
 pub fn what_if(
-    recorded: &Scenario,
-    alternatives: &[(String, Scenario)],
+    recorded: &[Scenario],
+    alternatives: &[(String, Vec<Scenario>)],
     seeds: &[u64],
 ) -> Result<Vec<PolicyResult>, SimError> {
     let base = runs(recorded, seeds)?;
-    let mut out = vec![result("recorded", &base, &base)];
-    for (name, sc) in alternatives {
-        out.push(result(name, &runs(sc, seeds)?, &base));
+    let mut out = vec![result("recorded", &base, &base, Vec::new())];
+    for (name, draws) in alternatives {
+        let notes = shadowed(&recorded[0].policy, &draws[0].policy);
+        out.push(result(name, &runs(draws, seeds)?, &base, notes));
     }
     Ok(out)
 }
 
-fn result(name: &str, runs: &[Summary], base: &[Summary]) -> PolicyResult {
+fn result(name: &str, runs: &[Summary], base: &[Summary], shadowed: Vec<String>) -> PolicyResult {
     let figures = FIGURES
         .iter()
         .map(|(m, _)| {
@@ -82,18 +125,131 @@ fn result(name: &str, runs: &[Summary], base: &[Summary]) -> PolicyResult {
     PolicyResult {
         policy: name.to_string(),
         figures,
+        shadowed,
     }
+}
+
+fn cooldown_s(p: &Policy) -> Option<f64> {
+    p.pipeline.gates.iter().find_map(|g| match g {
+        Gate::Cooldown { cooldown_s, .. } => Some(*cooldown_s),
+        _ => None,
+    })
+}
+
+fn lease_ttl_s(p: &Policy) -> Option<f64> {
+    p.lease_ttl.map(|t| t.as_secs_f64())
+}
+
+/// Where a what-if's change is shadowed by another gate: one note per
+/// rule that applies, naming the gate that binds. Pure arithmetic on the
+/// two policies (the rate ceilings are `whatif::ceilings`' figures at
+/// saturation):
+/// - a fleet lease of TTL `L` spaces every recycle that takes it by `L`
+///   fleet-wide, so a per-instance cooldown `C <= L` never holds one:
+///   changing `C` between values `<= L` changes nothing but the recycles
+///   that bypass the lease (pressure, hard ceiling);
+/// - a token bucket (or a trailing-window cap) whose rate is above the
+///   lease's ceiling `3600 / L` per hour never holds a recycle the lease
+///   would let through;
+/// - a jittered limit above the hard ceiling: a worker drawing it asks only
+///   once its RSS is over the ceiling, where every gate with a hard-ceiling
+///   exit lets it through: the hard ceiling binds, not the limit;
+pub fn shadowed(recorded: &Policy, alt: &Policy) -> Vec<String> {
+    let mut notes = Vec::new();
+    let ttl = lease_ttl_s(alt);
+    if let (Some(c0), Some(c1), Some(l)) = (cooldown_s(recorded), cooldown_s(alt), ttl)
+        && c0 != c1
+        && c0.max(c1) <= l
+    {
+        notes.push(format!(
+            "cooldown {c0} s -> {c1} s is shadowed by the fleet lease (ttl {l} s): the lease \
+             spaces every recycle that takes it by {l} s fleet-wide, so a per-instance \
+             cooldown <= {l} s holds only recycles that bypass the lease (pressure, hard \
+             ceiling); the lease binds"
+        ));
+    }
+    if let Some(l) = ttl {
+        let lease_per_h = 3600.0 / l;
+        let rate = |p: &Policy| p.bucket.map(|b| b.0);
+        if let Some(r1) = rate(alt)
+            && rate(recorded) != Some(r1)
+            && r1 >= lease_per_h
+        {
+            notes.push(format!(
+                "token bucket {r1}/h is above the lease's ceiling {lease_per_h:.1}/h (3600 / \
+                 ttl {l} s): the lease binds, the bucket holds only bursts the lease would \
+                 hold anyway"
+            ));
+        }
+        let cap = |p: &Policy| {
+            let w = p.window?.as_secs_f64();
+            p.pipeline.gates.iter().find_map(|g| match g {
+                Gate::WindowCap { max_recycles, .. } => Some(*max_recycles as f64 * 3600.0 / w),
+                _ => None,
+            })
+        };
+        if let Some(r1) = cap(alt)
+            && cap(recorded) != Some(r1)
+            && r1 >= lease_per_h
+        {
+            notes.push(format!(
+                "window cap {r1:.1}/h is above the lease's ceiling {lease_per_h:.1}/h (3600 / \
+                 ttl {l} s): the lease binds"
+            ));
+        }
+    }
+    let top = alt.base_limit_mb + alt.jitter_mb;
+    let limits_changed =
+        (recorded.base_limit_mb, recorded.jitter_mb) != (alt.base_limit_mb, alt.jitter_mb);
+    if limits_changed && top > alt.hard_limit_mb {
+        let share = ((top - alt.hard_limit_mb) / (2.0 * alt.jitter_mb).max(1e-9)).min(1.0);
+        notes.push(format!(
+            "limits {} +- {} MB reach above the hard ceiling {} MB: the {:.0}% of workers \
+             drawing a limit over it ask only once over the ceiling, where every gate's \
+             hard-ceiling exit lets them through: the hard ceiling binds, not their limit",
+            alt.base_limit_mb,
+            alt.jitter_mb,
+            alt.hard_limit_mb,
+            share * 100.0
+        ));
+    }
+    notes
+}
+
+/// The warning a forced what-if carries, `None` on a calibration that
+/// reproduced its window.
+pub fn caveat(w: &WhatIf) -> Option<String> {
+    (!w.calibration_reproduces).then(|| {
+        format!(
+            "WARNING: calibration does NOT reproduce its window (rows {}); these what-ifs rest \
+             on it{}",
+            w.warned.join(", "),
+            if w.forced { " (--force)" } else { "" }
+        )
+    })
 }
 
 /// The table the user came for: one row per policy, each figure's mean and
 /// (after the recorded row) its difference against the recorded policy.
-pub fn render(results: &[PolicyResult], seeds: usize) -> String {
+pub fn render(w: &WhatIf) -> String {
+    let seeds = w.seeds.len();
+    let draws = if w.draws > 1 {
+        format!(" over {} calibration draws", w.draws)
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "\nwhat-if: the calibrated window under each policy, {seeds} seeds each (common random \
-         numbers); differences against the recorded policy, paired, 95% CI\n"
+        "\nwhat-if: the calibrated window under each policy, {seeds} seeds each{draws} (common \
+         random numbers); differences against the recorded policy, paired, 95% CI\n"
     );
-    for r in results {
+    if let Some(line) = caveat(w) {
+        s.push_str(&format!("  {line}\n"));
+    }
+    for r in &w.policies {
         s.push_str(&format!("  {}\n", r.policy));
+        for note in &r.shadowed {
+            s.push_str(&format!("    shadowed: {note}\n"));
+        }
         for (f, (_, label)) in r.figures.iter().zip(FIGURES) {
             let shown = if f.metric == "capacity_loss_fraction" {
                 100.0
@@ -120,4 +276,68 @@ pub fn render(results: &[PolicyResult], seeds: usize) -> String {
     }
     s.push_str("  (* the 95% interval of the difference excludes zero)\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{DEFAULT_SCENARIO, load, parse_override};
+
+    /// The embedded default's policy (cooldown 120 s, lease 120 s) with `sets`.
+    fn policy(sets: &[&str]) -> Policy {
+        let o: Vec<_> = sets.iter().map(|s| parse_override(s).unwrap()).collect();
+        load(DEFAULT_SCENARIO, "default", &o, &mut |p: &str| {
+            Err(p.to_string())
+        })
+        .unwrap()
+        .1
+        .policy
+    }
+
+    fn one(notes: &[String], has: &str) {
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(has), "{notes:?}");
+    }
+
+    #[test]
+    fn a_cooldown_under_the_lease_ttl_is_shadowed_by_the_lease() {
+        let rec = policy(&[]);
+        one(
+            &shadowed(&rec, &policy(&["policy.cooldown_s=60"])),
+            "the lease binds",
+        );
+        // Moving above the TTL makes the cooldown bind: no note.
+        assert!(shadowed(&rec, &policy(&["policy.cooldown_s=300"])).is_empty());
+        // Without a lease nothing shadows the cooldown.
+        let free = policy(&["policy.lease.enabled=false"]);
+        let alt = policy(&["policy.lease.enabled=false", "policy.cooldown_s=60"]);
+        assert!(shadowed(&free, &alt).is_empty());
+        // An unchanged cooldown is not a change.
+        assert!(shadowed(&rec, &rec).is_empty());
+    }
+
+    #[test]
+    fn a_bucket_above_the_lease_ceiling_is_shadowed() {
+        let rec = policy(&[]);
+        // Lease 120 s: at most 30 an hour.
+        let over = policy(&[
+            "policy.token_bucket.enabled=true",
+            "policy.token_bucket.rate_per_hour=40",
+        ]);
+        one(&shadowed(&rec, &over), "above the lease's ceiling 30.0/h");
+        let under = policy(&[
+            "policy.token_bucket.enabled=true",
+            "policy.token_bucket.rate_per_hour=4",
+        ]);
+        assert!(shadowed(&rec, &under).is_empty());
+    }
+
+    #[test]
+    fn limits_above_the_hard_ceiling_are_shadowed_by_it() {
+        let rec = policy(&[]);
+        // 600 +- 100 on a 650 ceiling: limits 650..700 are a quarter.
+        let alt = policy(&["policy.base_limit_mb=600", "policy.jitter_mb=100"]);
+        one(&shadowed(&rec, &alt), "the 25% of workers");
+        assert!(shadowed(&rec, &policy(&["policy.base_limit_mb=520"])).is_empty());
+    }
 }

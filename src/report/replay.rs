@@ -325,11 +325,20 @@ pub fn build_replay(name: &str, files: &Files) -> Result<Report, ReportError> {
     }
     overlay_chart(validation.as_ref(), &mut charts, &mut notes)?;
     if let Some(bytes) = files.get("whatif.json") {
-        let policies = super::whatif::parse(bytes)?;
+        let w = super::whatif::parse(bytes)?;
+        let policies = w.policies;
+        if let Some(c) = &w.caveat {
+            notes.push(format!("WARNING (what-if): {c}"));
+        }
+        for p in &policies {
+            for n in &p.shadowed {
+                notes.push(format!("what-if {}: shadowed: {n}", p.name));
+            }
+        }
         if policies.len() < 2 {
             notes.push("whatif.json holds no alternative policy: no what-if chart.".into());
         } else {
-            grids.push(super::whatif::grid(&policies));
+            grids.push(super::whatif::grid(&policies, w.caveat.as_deref()));
             charts.push(c(
                 "whatif.svg",
                 "What-if: other policies on the calibrated window",

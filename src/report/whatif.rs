@@ -4,7 +4,10 @@
 //! differences with their 95% intervals.
 //!
 //! The file is read as plain JSON: an interval that could not be computed
-//! (one seed) is `null` there and shows as "-", never as zero.
+//! (one seed) is `null` there and shows as "-", never as zero. Schema 2
+//! (`fleetsim.whatif/2`) is an object that says what the what-ifs rest on
+//! (`calibration_reproduces`, `forced`, `warned`) and, per policy, the
+//! gates that shadow its change; schema 1 was the bare array of policies.
 
 use super::chart::{self, Area, DrawResult, LEGEND_W, Swatch, axis_style, label_style, legend};
 use super::{Grid, ReportError, html, palette as pal};
@@ -28,11 +31,24 @@ impl Cell {
     }
 }
 
-/// One policy: its name and a cell per entry of `FIGURES` (in that order).
+/// One policy: its name, a cell per entry of `FIGURES` (in that order),
+/// and the notes on gates that shadow its change.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     pub name: String,
     pub cells: Vec<Cell>,
+    pub shadowed: Vec<String>,
+}
+
+/// whatif.json: the policies, and the caveat they carry when the
+/// calibration they rest on did not reproduce its window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WhatIfs {
+    pub policies: Vec<Policy>,
+    /// "the calibration does NOT reproduce its window (rows ...)": the
+    /// what-ifs were run with `--force`. `None` for a validated
+    /// calibration (and for schema 1 files, which did not say).
+    pub caveat: Option<String>,
 }
 
 fn bad(message: String) -> ReportError {
@@ -42,12 +58,49 @@ fn bad(message: String) -> ReportError {
     }
 }
 
-/// Reads whatif.json: an array of policies, the recorded one first.
-pub fn parse(bytes: &[u8]) -> Result<Vec<Policy>, ReportError> {
+fn caveat(v: &Value) -> Option<String> {
+    if v.get("calibration_reproduces").and_then(Value::as_bool) != Some(false) {
+        return None;
+    }
+    let rows: Vec<&str> = v
+        .get("warned")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let forced = v.get("forced").and_then(Value::as_bool) == Some(true);
+    Some(format!(
+        "the calibration does NOT reproduce its window (rows {}): these what-ifs rest on it{}",
+        rows.join(", "),
+        if forced { " (run with --force)" } else { "" }
+    ))
+}
+
+/// Reads whatif.json: an object with `policies` (schema 2), or a bare
+/// array of policies (schema 1); the recorded policy first.
+pub fn parse(bytes: &[u8]) -> Result<WhatIfs, ReportError> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
-    let arr = v
-        .as_array()
-        .ok_or_else(|| bad("not an array of policies".into()))?;
+    let arr = match &v {
+        Value::Array(a) => a,
+        Value::Object(o) => o
+            .get("policies")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("no `policies` array".into()))?,
+        _ => {
+            return Err(bad(
+                "neither a what-if object nor an array of policies".into()
+            ));
+        }
+    };
+    let policies = policies(arr)?;
+    Ok(WhatIfs {
+        policies,
+        caveat: caveat(&v),
+    })
+}
+
+fn policies(arr: &[Value]) -> Result<Vec<Policy>, ReportError> {
     arr.iter()
         .enumerate()
         .map(|(k, p)| {
@@ -73,9 +126,17 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Policy>, ReportError> {
                     }
                 })
                 .collect();
+            let shadowed = p
+                .get("shadowed")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect();
             Ok(Policy {
                 name: name.to_string(),
                 cells,
+                shadowed,
             })
         })
         .collect()
@@ -92,7 +153,7 @@ fn scale(metric: &str) -> (f64, &'static str) {
 
 /// The table: a row per figure, the recorded policy's mean, then each
 /// alternative's mean and its paired difference.
-pub fn grid(policies: &[Policy]) -> Grid {
+pub fn grid(policies: &[Policy], caveat: Option<&str>) -> Grid {
     let mut header = vec!["figure".to_string()];
     for (k, p) in policies.iter().enumerate() {
         header.push(if k == 0 {
@@ -130,10 +191,13 @@ pub fn grid(policies: &[Policy]) -> Grid {
             row
         })
         .collect();
+    let title = "What-if (whatif.json): each policy on the calibrated window, the same seeds; \
+                 differences against the recorded policy, paired (* the 95% interval excludes zero)";
     Grid {
-        title: "What-if (whatif.json): each policy on the calibrated window, the same seeds; \
-                differences against the recorded policy, paired (* the 95% interval excludes zero)"
-            .into(),
+        title: match caveat {
+            Some(c) => format!("{title}. WARNING: {c}"),
+            None => title.into(),
+        },
         header,
         rows,
     }
