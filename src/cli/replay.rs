@@ -362,18 +362,41 @@ fn what_ifs(
         .iter()
         .map(|d| toml::to_string(&d.raw).map_err(|e| Failure::run(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut alternatives = Vec::new();
-    for p in &args.what_if {
-        let mut name = String::new();
-        let mut alt = Vec::new();
-        for text in &texts {
-            let (n, sc) = alternative(text, p)?;
-            name = n;
-            alt.push(sc);
+    // A draw whose fitted values the alternative policy refuses (its
+    // start-up checks: a limit floor under the draw's boot RSS) is left out
+    // on both sides, so the comparison stays paired; the fitted point (draw
+    // 0) must pass.
+    let mut kept: Vec<usize> = Vec::new();
+    let mut per_file: Vec<(String, Vec<fleetsim::Scenario>)> = args
+        .what_if
+        .iter()
+        .map(|p| (p.display().to_string(), Vec::new()))
+        .collect();
+    let mut refused = 0usize;
+    for (i, text) in texts.iter().enumerate() {
+        let alts: Result<Vec<_>, Failure> =
+            args.what_if.iter().map(|p| alternative(text, p)).collect();
+        match alts {
+            Ok(alts) => {
+                kept.push(i);
+                for (slot, (_, sc)) in per_file.iter_mut().zip(alts) {
+                    slot.1.push(sc);
+                }
+            }
+            Err(e) if i == 0 => return Err(e),
+            Err(_) => refused += 1,
         }
-        alternatives.push((name, alt));
     }
-    let recorded: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
+    if refused > 0 && !args.json {
+        println!(
+            "note: {refused} of {} calibration draws left out of the what-ifs: the policy refuses \
+             them at start-up (each draw's boot RSS and limits checked as the fitted point's)",
+            texts.len()
+        );
+    }
+    let alternatives = per_file;
+    let recorded: Vec<fleetsim::Scenario> =
+        kept.iter().map(|&i| draws[i].scenario.clone()).collect();
     let policies = replay::whatif::what_if(&recorded, &alternatives, seeds)
         .map_err(|e| Failure::run(format!("what-if run failed: {e}")))?;
     let w = replay::whatif::WhatIf {
@@ -382,7 +405,7 @@ fn what_ifs(
         forced: !v.reproduces && args.force,
         warned,
         seeds: seeds.to_vec(),
-        draws: draws.len(),
+        draws: kept.len(),
         policies,
     };
     let path = out.join("whatif.json");

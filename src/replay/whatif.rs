@@ -1,6 +1,7 @@
 //! What-if: the calibrated window re-run under other policies, on the same
 //! seeds (common random numbers), with each figure's difference against the
-//! recorded policy as a paired 95% confidence interval.
+//! recorded policy at the fitted point, paired, with a 95% interval that
+//! adds the calibration draws' spread to the simulation noise.
 //!
 //! Both sides run over a set of scenarios (calibration draws): seed `j`
 //! runs draw `j % len` under the recorded and under the alternative
@@ -38,8 +39,17 @@ pub const FIGURES: [(&str, &str); 7] = [
 pub struct Figure {
     pub metric: String,
     pub mean: f64,
+    /// The fitted point's paired difference, mean over the seeds.
     pub diff_mean: f64,
+    /// Half-width of its 95% interval: simulation noise (the paired t
+    /// interval at the fitted point) and calibration uncertainty (the
+    /// spread of the difference across the calibration's draws, less the
+    /// seed noise it carries) added in quadrature.
     pub diff_ci95: f64,
+    /// The simulation-noise part alone.
+    pub diff_ci95_simulation: f64,
+    /// The calibration part alone: 1.96 sd of the difference across draws.
+    pub diff_ci95_calibration: f64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -95,30 +105,72 @@ pub fn what_if(
     alternatives: &[(String, Vec<Scenario>)],
     seeds: &[u64],
 ) -> Result<Vec<PolicyResult>, SimError> {
-    let base = runs(recorded, seeds)?;
-    let mut out = vec![result("recorded", &base, &base, Vec::new())];
+    // The fitted point on every seed, then (with draws) draw j on seed j.
+    let point = runs(&recorded[..1], seeds)?;
+    let spread = recorded.len() > 1;
+    let base = if spread {
+        runs(recorded, seeds)?
+    } else {
+        Vec::new()
+    };
+    let mut out = vec![result(
+        "recorded",
+        (&point, &point),
+        (&base, &base),
+        Vec::new(),
+    )];
     for (name, draws) in alternatives {
         let notes = shadowed(&recorded[0].policy, &draws[0].policy);
-        out.push(result(name, &runs(draws, seeds)?, &base, notes));
+        let alt_point = runs(&draws[..1], seeds)?;
+        let alt = if spread {
+            runs(draws, seeds)?
+        } else {
+            Vec::new()
+        };
+        out.push(result(name, (&alt_point, &point), (&alt, &base), notes));
     }
     Ok(out)
 }
 
-fn result(name: &str, runs: &[Summary], base: &[Summary], shadowed: Vec<String>) -> PolicyResult {
+/// Paired differences of `metric` between two run sets.
+fn diffs(runs: &[Summary], base: &[Summary], m: &str) -> Welford {
+    let mut d = Welford::default();
+    for (r, b) in runs.iter().zip(base) {
+        d.push(metric(r, m) - metric(b, m));
+    }
+    d
+}
+
+fn result(
+    name: &str,
+    (point, point_base): (&[Summary], &[Summary]),
+    (draws, draws_base): (&[Summary], &[Summary]),
+    shadowed: Vec<String>,
+) -> PolicyResult {
     let figures = FIGURES
         .iter()
         .map(|(m, _)| {
-            let (mut mean, mut diff) = (Welford::default(), Welford::default());
-            for (r, b) in runs.iter().zip(base) {
-                let (x, y) = (metric(r, m), metric(b, m));
-                mean.push(x);
-                diff.push(x - y);
+            let mut mean = Welford::default();
+            for r in point {
+                mean.push(metric(r, m));
             }
+            let at_point = diffs(point, point_base, m);
+            let sim = at_point.ci95();
+            let calibration = if draws.is_empty() {
+                0.0
+            } else {
+                let across = diffs(draws, draws_base, m);
+                let v = (across.variance() - at_point.variance()).max(0.0);
+                1.96 * v.sqrt()
+            };
+            let both = (sim * sim + calibration * calibration).sqrt();
             Figure {
                 metric: m.to_string(),
                 mean: mean.mean(),
-                diff_mean: diff.mean(),
-                diff_ci95: diff.ci95(),
+                diff_mean: at_point.mean(),
+                diff_ci95: if both.is_finite() { both } else { sim },
+                diff_ci95_simulation: sim,
+                diff_ci95_calibration: calibration,
             }
         })
         .collect();
@@ -240,7 +292,9 @@ pub fn render(w: &WhatIf) -> String {
     };
     let mut s = format!(
         "\nwhat-if: the calibrated window under each policy, {seeds} seeds each{draws} (common \
-         random numbers); differences against the recorded policy, paired, 95% CI\n"
+         random numbers); differences against the recorded policy at the fitted point, paired; \
+         +- is the 95% interval of simulation noise and calibration uncertainty (the draws' \
+         spread) together\n"
     );
     if let Some(line) = caveat(w) {
         s.push_str(&format!("  {line}\n"));
