@@ -80,28 +80,155 @@ fn value(c: &Calibration, key: &str) -> f64 {
         .value
 }
 
-#[test]
-fn calibration_recovers_a_known_scenario() {
-    let rec = recording(TRUTH, 11);
-    let base = raw(&["fleet.leak.warmup_mb=0", "fleet.leak.step_probability=0"]);
-    let c = calibrate(&rec, &base, 1).expect("calibrates");
-    eprintln!("{c:#?}");
-    let near = |key: &str, truth: f64, tol: f64| {
-        let v = value(&c, key);
-        assert!((v - truth).abs() <= tol, "{key}: {v} vs {truth} (+- {tol})");
-    };
-    near("policy.base_limit_mb", 520.0, 5.0);
-    near("policy.jitter_mb", 30.0, 5.0);
-    near("fleet.boot_rss_mb", 380.0, 10.0);
-    near("fleet.leak.mean_mb_per_request", 0.15, 0.015);
-    near("fleet.leak.cv", 0.6, 0.15);
-    near("workload.rps", 0.98, 0.1);
-    near("policy.tick_s", 45.0, 1.0);
-    for f in &c.fits {
-        if f.key != "policy.tick_s" {
-            assert!(f.se.is_some_and(|s| s > 0.0), "{}: no uncertainty", f.key);
+/// `rec` cut down to what platform logs give: recycle rows with time,
+/// instance and worker (unless `ids` is false), rss, limit and requests,
+/// optionally rounded to whole MB.
+fn recycle_rows(rec: &Recording, ids: bool, whole_mb: bool) -> Recording {
+    let mut text = String::from(if ids {
+        "ts,event,instance,worker,rss_mb,limit_mb,requests\n"
+    } else {
+        "ts,event,rss_mb,limit_mb,requests\n"
+    });
+    let mb = |x: f64| {
+        if whole_mb {
+            format!("{}", x.round())
+        } else {
+            format!("{x:.1}")
         }
+    };
+    for e in rec.recycles() {
+        let (Some(rss), Some(limit), Some(n)) = (e.rss_mb, e.limit_mb, e.requests) else {
+            continue;
+        };
+        let who = if ids {
+            format!(
+                "{},{},",
+                e.instance.as_deref().unwrap_or(""),
+                e.worker.as_deref().unwrap_or("")
+            )
+        } else {
+            String::new()
+        };
+        text += &format!(
+            "{:.3},worker_recycled,{who}{},{},{n}\n",
+            e.t_s,
+            mb(rss),
+            mb(limit)
+        );
     }
+    Recording::assemble(vec![import::parse("rows.csv", &text).unwrap()]).unwrap()
+}
+
+/// A plain-leak fleet the embedded default did not generate: boot 420 (the
+/// default's 360 plus 60), limits 540 +- 30, 1.6 rps constant, no
+/// deferral. The failure: boot kept at the base's value, the leak
+/// absorbing the error.
+const PLAIN: &[&str] = &[
+    "run.duration_h=24",
+    "fleet.boot_rss_mb=420",
+    "fleet.leak.mean_mb_per_request=0.15",
+    "fleet.leak.cv=0.6",
+    "fleet.leak.warmup_mb=0",
+    "fleet.leak.step_probability=0",
+    "policy.base_limit_mb=540",
+    "policy.jitter_mb=30",
+    "policy.hard_limit_mb=690",
+    "workload.rps=1.6",
+    "workload.profile=constant",
+    "policy.busy_deferral=false",
+];
+
+/// Checks the tolerances on a calibration of `PLAIN`.
+fn assert_recovers_plain(c: &Calibration) {
+    let near = |key: &str, truth: f64, tol: f64| {
+        let v = value(c, key);
+        assert!(
+            (v - truth).abs() <= tol,
+            "{key}: {v} vs {truth} (+- {tol})\n{}",
+            fleetsim::replay::calibrate::render(c)
+        );
+    };
+    near("boot_plus_warmup_mb", 420.0, 25.0);
+    near("effective_mb_per_request", 0.15, 0.15 * 0.15);
+    near("policy.base_limit_mb", 540.0, 540.0 * 0.02);
+    near("policy.jitter_mb", 30.0, 6.0);
+    near("workload.rps", 1.6, 1.6 * 0.05);
+    for f in c.fits.iter() {
+        let (se, lo, hi) = (f.se.unwrap(), f.lo.unwrap(), f.hi.unwrap());
+        assert!(
+            se > 0.0 && lo <= f.value.max(lo) && hi >= lo,
+            "{}: no uncertainty",
+            f.key
+        );
+    }
+    let chosen: Vec<_> = c.structure.candidates.iter().filter(|k| k.chosen).collect();
+    assert_eq!(chosen.len(), 1);
+    assert_eq!(chosen[0].memory, "plain", "{:?}", c.structure.candidates);
+    assert!(!chosen[0].deferral, "{:?}", c.structure.candidates);
+    assert_eq!(c.structure.profile, "constant");
+}
+
+#[test]
+fn calibration_on_the_default_recovers_a_plain_fleet_from_recycle_rows() {
+    let rec = recycle_rows(&recording(PLAIN, 11), true, false);
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    assert_recovers_plain(&c);
+    assert_eq!(c.structure.rate_from, "complete slot lives");
+    // The draws: the fitted point first, then the bootstrap's.
+    assert_eq!(c.draws.len(), Budget::DEFAULT.draws + 1);
+    assert!(c.draws_csv().starts_with("draw,policy.base_limit_mb,"));
+    // Validated over the draws, the fit reproduces its window; the canary
+    // and pressure rows are not recorded, never warnings.
+    let scenarios: Vec<Scenario> = (0..c.draws.len())
+        .map(|i| calibrated_sets(fleetsim::scenario::DEFAULT_SCENARIO, &c.draw_overrides(i)))
+        .collect();
+    let seeds = fleetsim::replay::validate::seeds_for(&rec, 1, 32);
+    let v = validate(&rec, &c.regime, &scenarios, &seeds).unwrap();
+    assert!(v.reproduces, "{}", fleetsim::replay::validate::render(&v));
+    assert_eq!(verdict(&v, "retry_ok per hour"), Verdict::NotRecorded);
+}
+
+#[test]
+fn calibration_survives_whole_mb_rows_without_slots() {
+    let rec = recycle_rows(&recording(PLAIN, 12), false, true);
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    assert_recovers_plain(&c);
+    assert!(c.structure.whole_mb);
+    assert_eq!(c.structure.rate_from, "requests over the window");
+}
+
+#[test]
+fn a_memory_model_with_warm_up_reports_boot_as_not_separable() {
+    // The default's own window (warm-up 62 MB, steps, busy deferral): the
+    // base's memory model fits better than a plain leak, and boot alone is
+    // not identified, only boot + warm-up.
+    let rec = recycle_rows(
+        &recording(
+            &["workload.profile=constant", "policy.busy_deferral=false"],
+            5,
+        ),
+        true,
+        false,
+    );
+    let c = calibrate(
+        &rec,
+        &raw(&["workload.profile=constant", "policy.busy_deferral=false"]),
+        1,
+    )
+    .expect("calibrates");
+    let chosen = c.structure.candidates.iter().find(|k| k.chosen).unwrap();
+    assert!(
+        chosen.memory.starts_with("base"),
+        "{:?}",
+        c.structure.candidates
+    );
+    let boot = c.get("fleet.boot_rss_mb").unwrap();
+    assert!(!boot.identified, "{boot:?}");
+    let sum = value(&c, "boot_plus_warmup_mb");
+    assert!((sum - value(&c, "fleet.boot_rss_mb") - 62.0).abs() < 1e-9);
+    // How close the sum comes under steps is measured, not pinned here
+    // (docs/calibration.md): steps carry two thirds of this fleet's growth.
+    assert!(sum > 300.0 && sum < 460.0, "boot + warm-up {sum}");
 }
 
 #[test]
@@ -141,6 +268,15 @@ fn ks_statistic_on_hand_made_samples() {
 }
 
 // ------------------------------------------------------------------ validation
+
+/// `base` with `overrides` applied.
+fn calibrated_sets(base_text: &str, overrides: &[fleetsim::scenario::Override]) -> Scenario {
+    fleetsim::scenario::load(base_text, "<base>", overrides, &mut |p: &str| {
+        Err(format!("no side files ({p})"))
+    })
+    .unwrap_or_else(|e| panic!("the calibrated scenario loads: {e}"))
+    .1
+}
 
 /// `base` plus `sets` with the calibration's fitted values applied.
 fn calibrated(base_text: &str, sets: &[&str], c: &Calibration) -> Scenario {
@@ -190,7 +326,6 @@ fn a_simulated_window_validates_against_its_own_calibration_only() {
     };
     let w = validate(&rec, &c.regime, &[wrong], &SEEDS).unwrap();
     assert!(!w.reproduces, "a 50 MB lower limit passed: {}", w.verdict);
-    assert_eq!(verdict(&w, "requests per worker"), Verdict::Warn);
     assert!(w.verdict.contains("does NOT reproduce"));
 }
 
@@ -200,7 +335,7 @@ fn shipped(name: &str) -> String {
 }
 
 #[test]
-fn the_shipped_recording_validates_on_its_true_base_and_warns_on_the_default() {
+fn the_shipped_recording_validates_on_its_true_base_and_matches_margins_on_the_default() {
     let part = import::parse(
         "generated-24h.csv",
         &shipped("scenarios/recordings/generated-24h.csv"),
@@ -225,7 +360,9 @@ fn the_shipped_recording_validates_on_its_true_base_and_warns_on_the_default() {
     }
 
     // The current default's memory model (steps, busy deferral) is not what
-    // generated the window: its calibration does not reproduce it.
+    // generated the window; calibrated by simulation on it, the structure
+    // is chosen from the data and the margins now match (they failed with
+    // KS D = 0.64 when the base's steps and deferral were kept).
     let default_text = fleetsim::scenario::DEFAULT_SCENARIO;
     let c = calibrate(&rec, &raw(&[]), 1).unwrap();
     let w = validate(
@@ -235,9 +372,11 @@ fn the_shipped_recording_validates_on_its_true_base_and_warns_on_the_default() {
         &SEEDS,
     )
     .unwrap();
-    assert!(!w.reproduces);
-    assert_eq!(verdict(&w, "margin over limit (MB)"), Verdict::Warn);
-    assert_eq!(verdict(&w, "low-margin fraction (< 25 MB)"), Verdict::Warn);
+    eprintln!("{}", fleetsim::replay::validate::render(&w));
+    assert_eq!(verdict(&w, "margin over limit (MB)"), Verdict::Pass);
+    assert_eq!(verdict(&w, "low-margin fraction (< 25 MB)"), Verdict::Pass);
+    let chosen = c.structure.candidates.iter().find(|k| k.chosen).unwrap();
+    assert!(!chosen.deferral, "{:?}", c.structure.candidates);
 }
 
 #[test]
@@ -304,6 +443,7 @@ fn what_if_compares_policies_paired_on_the_calibrated_window() {
             "4",
             "--scenario",
             "scenarios/recordings/generated-24h-truth.toml",
+            "--force",
             "--what-if",
             "scenarios/whatif/token-bucket.toml",
             "--out",
