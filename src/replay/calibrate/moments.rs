@@ -165,7 +165,7 @@ pub fn traffic(s: &Sample, workers: f64, start_hour: f64) -> Option<Traffic> {
             .collect();
         (n / span, obs)
     };
-    if !(rate.is_finite() && rate > 0.0) {
+    if !rate.is_finite() || rate <= 0.0 {
         return None;
     }
     let (amplitude, amplitude_se, peak_hour) =
@@ -239,7 +239,7 @@ fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
         - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
         + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-    if !(det.is_finite() && det.abs() > 1e-300) {
+    if !det.is_finite() || det.abs() <= 1e-300 {
         return None;
     }
     let mut inv = [[0.0; 3]; 3];
@@ -287,8 +287,8 @@ fn quantile(sorted: &[f64], p: f64) -> f64 {
 /// Bisection for the root of a function increasing in `b` on `[lo, hi]`;
 /// a root outside the interval gives the bound and names it.
 fn solve(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> (f64, Option<&'static str>) {
-    if !(hi > lo) {
-        return (lo.max(hi.min(lo)), Some("lower"));
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return (lo, Some("lower"));
     }
     if f(lo) >= 0.0 {
         return (lo, Some("lower"));
