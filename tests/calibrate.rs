@@ -71,7 +71,7 @@ fn calibrate(
     base: &RawScenario,
     seed: u64,
 ) -> Result<Calibration, fleetsim::replay::calibrate::CalibrateError> {
-    fleetsim::replay::calibrate::calibrate(rec, base, seed, Budget::DEFAULT, &|_| ())
+    fleetsim::replay::calibrate::calibrate(rec, base, seed, Budget::DEFAULT, false, &|_| ())
 }
 
 fn value(c: &Calibration, key: &str) -> f64 {
@@ -153,13 +153,9 @@ fn assert_recovers_plain(c: &Calibration) {
     near("policy.base_limit_mb", 540.0, 540.0 * 0.02);
     near("policy.jitter_mb", 30.0, 6.0);
     near("workload.rps", 1.6, 1.6 * 0.05);
-    for f in c.fits.iter() {
+    for f in c.fits.iter().filter(|f| f.key != "policy.tick_s") {
         let (se, lo, hi) = (f.se.unwrap(), f.lo.unwrap(), f.hi.unwrap());
-        assert!(
-            se > 0.0 && lo <= f.value.max(lo) && hi >= lo,
-            "{}: no uncertainty",
-            f.key
-        );
+        assert!(se > 0.0 && lo < hi, "{}: no uncertainty", f.key);
     }
     let chosen: Vec<_> = c.structure.candidates.iter().filter(|k| k.chosen).collect();
     assert_eq!(chosen.len(), 1);

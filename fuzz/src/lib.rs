@@ -158,6 +158,7 @@ pub fn recording(data: &[u8]) {
         default_raw(),
         1,
         replay::calibrate::Budget::TINY,
+        false,
         &|_| (),
     ) {
         Ok(c) => c,

@@ -48,6 +48,12 @@ pub struct ReplayArgs {
     /// fitted values; then validate it by simulation (validation.json).
     #[arg(long)]
     pub calibrate: bool,
+    /// With --calibrate and a recording without holds (recycle_held rows) to
+    /// infer the tick from: fit `policy.tick_s` jointly with boot RSS
+    /// instead of taking the scenario's (both move the overshoot; fitting
+    /// both widens boot's interval).
+    #[arg(long)]
+    pub fit_tick: bool,
     /// Seeds the validation (and each what-if) simulates the calibrated
     /// scenario over.
     #[arg(long, default_value_t = 32)]
@@ -292,10 +298,11 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     let budget = replay::calibrate::Budget::DEFAULT;
     let planned = replay::calibrate::planned_simulations(budget, 4) as u64;
     let bar = progress_bar(planned, "simulated windows (calibration)");
-    let cal = replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, &|done| {
-        bar.set_position(done as u64)
-    })
-    .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
+    let cal =
+        replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, args.fit_tick, &|done| {
+            bar.set_position(done as u64)
+        })
+        .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
     bar.finish_and_clear();
     write_json(&out.join("calibration.json"), &cal)?;
     let mut file = AtomicFile::create(out.join("draws.csv"))?;

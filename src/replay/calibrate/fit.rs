@@ -33,9 +33,14 @@ pub struct Theta {
     pub ln_mean: f64,
     pub ln_cv: f64,
     pub ln_rps: f64,
+    /// The sampling interval, fitted when the recording has no holds to
+    /// infer it from (`Problem::active` is then `DIM`).
+    pub ln_tick: f64,
 }
 
-pub const DIM: usize = 6;
+/// Parameters and statistics; the last pair (tick, slope boot statistic)
+/// is active only when the tick is not known.
+pub const DIM: usize = 7;
 
 impl Theta {
     pub fn to_vec(self) -> [f64; DIM] {
@@ -46,6 +51,7 @@ impl Theta {
             self.ln_mean,
             self.ln_cv,
             self.ln_rps,
+            self.ln_tick,
         ]
     }
 
@@ -57,6 +63,7 @@ impl Theta {
             ln_mean: v[3],
             ln_cv: v[4],
             ln_rps: v[5],
+            ln_tick: v[6],
         }
     }
 
@@ -71,6 +78,7 @@ impl Theta {
             ln_mean: self.ln_mean.clamp((1e-5f64).ln(), (50.0f64).ln()),
             ln_cv: self.ln_cv.clamp((0.01f64).ln(), (4.0f64).ln()),
             ln_rps: self.ln_rps.clamp((1e-4f64).ln(), (1e4f64).ln()),
+            ln_tick: self.ln_tick.clamp(0.0, (600.0f64).ln()),
         }
     }
 
@@ -83,6 +91,7 @@ impl Theta {
             ("fleet.leak.mean_mb_per_request".into(), self.ln_mean.exp()),
             ("fleet.leak.cv".into(), self.ln_cv.exp()),
             ("workload.rps".into(), self.ln_rps.exp()),
+            ("policy.tick_s".into(), self.ln_tick.exp()),
         ]
     }
 }
@@ -96,6 +105,7 @@ pub fn stat_vec(m: &Moments) -> [f64; DIM] {
         m.velocity_mean.max(1e-9).ln(),
         m.velocity_cv.max(1e-6).ln(),
         m.rps.max(1e-9).ln(),
+        m.boot_slope,
     ]
 }
 
@@ -146,6 +156,9 @@ pub struct Problem<'a> {
     /// overrides are inside).
     pub build: &'a (dyn Fn(&Theta) -> Option<Scenario> + Sync),
     pub floor_boot: f64,
+    /// How many of the `DIM` parameters the fit moves: 6 with a known
+    /// tick, `DIM` without.
+    pub active: usize,
     pub progress: &'a (dyn Fn(usize) + Sync),
     pub done: &'a AtomicUsize,
 }
@@ -210,9 +223,7 @@ pub fn fit(p: &Problem, start: Theta, seeds: &[u64], iterations: usize) -> Optio
         let Some((mean, sd, _)) = mean_sd(&sims) else {
             break;
         };
-        let distance: f64 = (0..DIM)
-            .map(|j| ((target[j] - mean[j]) / sd[j].max(1e-9)).powi(2))
-            .sum();
+        let distance = distance(&target, &mean, &sd, p.active);
         if best.as_ref().is_none_or(|b| distance < b.distance) {
             best = Some(Fitted {
                 theta,
@@ -220,8 +231,10 @@ pub fn fit(p: &Problem, start: Theta, seeds: &[u64], iterations: usize) -> Optio
                 distance,
             });
         }
+        // Each parameter by its own statistic (the tick, paired with the
+        // slope statistic, waits for the Newton steps).
         let mut v = theta.to_vec();
-        for j in 0..DIM {
+        for j in 0..6 {
             v[j] += target[j] - mean[j];
         }
         theta = Theta::from_vec(v).clamp(p.floor_boot);
@@ -229,13 +242,149 @@ pub fn fit(p: &Problem, start: Theta, seeds: &[u64], iterations: usize) -> Optio
     best
 }
 
+/// The standardised distance over the first `n` statistics.
+fn distance(target: &[f64; DIM], mean: &[f64; DIM], sd: &[f64; DIM], n: usize) -> f64 {
+    (0..n)
+        .map(|j| ((target[j] - mean[j]) / sd[j].max(1e-9)).powi(2))
+        .sum()
+}
+
+/// The binding function's Jacobian at `theta`: how the mean statistics
+/// move per unit of each parameter, by one-sided differences on the same
+/// seeds (common random numbers keep the differences smooth). `mean` is
+/// the statistics' mean at `theta` on those seeds.
+pub fn jacobian(p: &Problem, theta: &Theta, seeds: &[u64], mean: &[f64; DIM]) -> Option<Jacobian> {
+    // Steps: MB for the limits and boot, logs for the rest.
+    let h = [2.0, 1.5, 12.0, 0.1, 0.1, 0.05, 0.15];
+    let mut j = Jacobian::IDENTITY.0;
+    for k in 0..p.active {
+        let mut v = theta.to_vec();
+        let mut step = h[k];
+        if k == 2 && theta.boot_mb + step > theta.base_mb - theta.jitter_mb - 1.0 {
+            step = -step;
+        }
+        v[k] += step;
+        let moved = Theta::from_vec(v).clamp(p.floor_boot);
+        let actual = moved.to_vec()[k] - theta.to_vec()[k];
+        if actual.abs() < 1e-9 {
+            return None;
+        }
+        let (m, _, _) = mean_sd(&evaluate(p, &moved, seeds))?;
+        for i in 0..p.active {
+            j[i][k] = (m[i] - mean[i]) / actual;
+        }
+    }
+    Some(Jacobian(j, p.active))
+}
+
+/// `d stat_i / d theta_k`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Jacobian(pub [[f64; DIM]; DIM], pub usize);
+
+impl Jacobian {
+    pub const IDENTITY: Jacobian = {
+        let mut m = [[0.0; DIM]; DIM];
+        let mut i = 0;
+        while i < DIM {
+            m[i][i] = 1.0;
+            i += 1;
+        }
+        Jacobian(m, DIM)
+    };
+
+    /// `x` with `J x = r` over the active block (the rest of `x` is 0),
+    /// by Gaussian elimination with partial pivoting; `None` when `J` is
+    /// singular.
+    pub fn solve(&self, r: &[f64; DIM]) -> Option<[f64; DIM]> {
+        let n = self.1;
+        let mut a = self.0;
+        let mut b = *r;
+        for c in 0..n {
+            let piv = (c..n).max_by(|x, y| a[*x][c].abs().total_cmp(&a[*y][c].abs()))?;
+            if !a[piv][c].is_finite() || a[piv][c].abs() < 1e-9 {
+                return None;
+            }
+            a.swap(c, piv);
+            b.swap(c, piv);
+            for row in c + 1..n {
+                let f = a[row][c] / a[c][c];
+                for k in c..n {
+                    a[row][k] -= f * a[c][k];
+                }
+                b[row] -= f * b[c];
+            }
+        }
+        let mut x = [0.0; DIM];
+        for c in (0..n).rev() {
+            let s: f64 = (c + 1..n).map(|k| a[c][k] * x[k]).sum();
+            x[c] = (b[c] - s) / a[c][c];
+        }
+        x.iter().all(|v| v.is_finite()).then_some(x)
+    }
+}
+
+/// The largest move one Newton step makes per parameter (MB, MB, MB, and
+/// logs): a noisy Jacobian must not throw the fit across the space.
+const MAX_STEP: [f64; DIM] = [10.0, 10.0, 60.0, 0.5, 0.5, 0.2, 0.3];
+
+/// Newton steps from `fitted` with the Jacobian taken there: `theta +=
+/// J^-1 (s_rec - mean s_sim)`, kept while the distance falls. Returns the
+/// best point and the Jacobian (the draws map through it too).
+pub fn refine(p: &Problem, fitted: Fitted, seeds: &[u64], steps: usize) -> (Fitted, Jacobian) {
+    let target = stat_vec(p.data);
+    let Some((mean, _, _)) = mean_sd(&fitted.sims) else {
+        return (fitted, Jacobian::IDENTITY);
+    };
+    let Some(jac) = jacobian(p, &fitted.theta, seeds, &mean) else {
+        return (fitted, Jacobian::IDENTITY);
+    };
+    let mut best = fitted;
+    let mut mean = mean;
+    for _ in 0..steps {
+        let r: [f64; DIM] = std::array::from_fn(|i| {
+            if i < p.active {
+                target[i] - mean[i]
+            } else {
+                0.0
+            }
+        });
+        let Some(dx) = jac.solve(&r) else {
+            break;
+        };
+        let mut v = best.theta.to_vec();
+        for k in 0..DIM {
+            v[k] += dx[k].clamp(-MAX_STEP[k], MAX_STEP[k]);
+        }
+        let theta = Theta::from_vec(v).clamp(p.floor_boot);
+        let sims = evaluate(p, &theta, seeds);
+        let Some((m, sd, _)) = mean_sd(&sims) else {
+            break;
+        };
+        let distance = distance(&target, &m, &sd, p.active);
+        if distance >= best.distance {
+            break;
+        }
+        best = Fitted {
+            theta,
+            sims,
+            distance,
+        };
+        mean = m;
+    }
+    (best, jac)
+}
+
 /// Draws of the parameters at `fitted`: each fresh window's statistics
-/// relative to their mean, scaled by `sqrt(1 + 1/s)`.
+/// relative to their mean, mapped back through the Jacobian (`J^-1 (s_d -
+/// mean s)`: a statistic that barely moves with its parameter gives that
+/// parameter a wide spread) and scaled by `sqrt(1 + 1/s)`. Returns each
+/// draw and its statistics' deviation.
 pub fn draws(
     fitted: &Theta,
     sims: &[Option<Moments>],
     s: usize,
     floor_boot: f64,
+    jac: &Jacobian,
 ) -> Vec<(Theta, [f64; DIM])> {
     let Some((mean, _, _)) = mean_sd(sims) else {
         return Vec::new();
@@ -246,12 +395,10 @@ pub fn draws(
         .flatten()
         .map(|m| {
             let x = stat_vec(m);
-            let mut v = centre;
-            let mut dev = [0.0; DIM];
-            for j in 0..DIM {
-                dev[j] = (x[j] - mean[j]) * k;
-                v[j] += dev[j];
-            }
+            let dev: [f64; DIM] =
+                std::array::from_fn(|j| if j < jac.1 { (x[j] - mean[j]) * k } else { 0.0 });
+            let dx = jac.solve(&dev).unwrap_or(dev);
+            let v: [f64; DIM] = std::array::from_fn(|j| centre[j] + dx[j]);
             (Theta::from_vec(v).clamp(floor_boot), dev)
         })
         .collect()

@@ -67,19 +67,23 @@ pub struct Budget {
     pub iterations: usize,
     /// Parametric-bootstrap draws at the chosen point.
     pub draws: usize,
+    /// Newton steps on the chosen structure (after its Jacobian).
+    pub refine: usize,
 }
 
 impl Budget {
     pub const DEFAULT: Budget = Budget {
         seeds: 16,
-        iterations: 5,
+        iterations: 3,
         draws: 64,
+        refine: 3,
     };
     /// For fuzzing and smoke tests.
     pub const TINY: Budget = Budget {
         seeds: 2,
         iterations: 1,
         draws: 2,
+        refine: 0,
     };
 }
 
@@ -348,6 +352,7 @@ pub fn calibrate(
     base: &RawScenario,
     seed: u64,
     budget: Budget,
+    fit_tick: bool,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Calibration, CalibrateError> {
     let w = super::analyse::window(rec);
@@ -377,14 +382,14 @@ pub fn calibrate(
         Some(t) => t,
         None => {
             notes.push(format!(
-                "tick: {}; kept the base's {:.0} s (the boot estimate rests on it: the overshoot \
-                 statistic is in ticks)",
+                "tick: {}; {:.0} s from the base (the boot estimate rests on it: the overshoot \
+                 statistic is in ticks; give the deployed tick in --scenario, or --fit-tick to fit \
+                 it jointly with boot, which costs boot precision)",
                 tick.how, base.policy.tick_s
             ));
             base.policy.tick_s
         }
     };
-    fixed.push(("policy.tick_s".into(), fnum(tick_s)));
     fixed.push(("run.duration_h".into(), fnum(round(span_s / 3600.0, "_h"))));
 
     // The hard ceiling: recorded, else the base's offset over the fitted base.
@@ -467,6 +472,14 @@ pub fn calibrate(
         data = moments::moments(&sample, &context, MIN_ROWS)
             .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
     }
+    // The tick moves with boot only where the two boot statistics can
+    // separate them: no holds to infer it from, and an overshoot statistic
+    // off its bound.
+    let active = if tick.inferred.is_some() || over_stuck || !fit_tick {
+        6
+    } else {
+        fit::DIM
+    };
     let look = Look {
         whole_mb: sample.whole_mb,
         slot_lives: sample.slot_lives,
@@ -535,6 +548,7 @@ pub fn calibrate(
             ln_mean: mean.ln(),
             ln_cv: data.velocity_cv.max(0.05).ln(),
             ln_rps: data.rps.ln(),
+            ln_tick: tick_s.ln(),
         }
     };
     // The pilot: how the two boot statistics spread over windows at the
@@ -553,6 +567,7 @@ pub fn calibrate(
             min_rows: MIN_ROWS,
             build: &build,
             floor_boot,
+            active,
             progress,
             done: &done,
         };
@@ -628,6 +643,7 @@ pub fn calibrate(
             min_rows: MIN_ROWS,
             build: &build,
             floor_boot,
+            active,
             progress,
             done: &done,
         };
@@ -676,12 +692,15 @@ pub fn calibrate(
         min_rows: MIN_ROWS,
         build: &build,
         floor_boot,
+        active,
         progress,
         done: &done,
     };
+    // Newton steps for the chosen structure, with the Jacobian at its point.
+    let (fitted, jac) = fit::refine(&p, fitted, &fit_seeds, budget.refine);
     let draw_seeds = fit::seeds(key, 2, budget.draws);
     let draw_sims = fit::evaluate(&p, &fitted.theta, &draw_seeds);
-    let draws = fit::draws(&fitted.theta, &draw_sims, budget.seeds, floor_boot);
+    let draws = fit::draws(&fitted.theta, &draw_sims, budget.seeds, floor_boot, &jac);
 
     // The reported values: the fitted point, se and interval from the draws.
     let theta = fitted.theta;
@@ -714,6 +733,7 @@ pub fn calibrate(
         "mean of the lognormal fitted to (rss - boot) / requests, matched by simulation",
         "cv of the same lognormal, matched by simulation",
         "fleet rate from complete slot lives (or requests over the window), matched by simulation",
+        "fitted jointly with boot (the overshoot statistic is in ticks, the slope statistic is not)",
     ];
     for (j, (k, val)) in point.iter().enumerate() {
         let xs: Vec<f64> = draws.iter().map(|(t, _)| t.overrides()[j].1).collect();
@@ -721,6 +741,34 @@ pub fn calibrate(
         let mut how = hows[j].to_string();
         let mut identified = true;
         let mut at_bound = None;
+        if k == "policy.tick_s" && active < fit::DIM {
+            let (se, lo, hi) = (None, None, None);
+            let (identified, how) = match tick.inferred {
+                Some(_) => (
+                    true,
+                    format!("{} (no spread: sampling is a timer)", tick.how),
+                ),
+                None if fit_tick => (
+                    false,
+                    format!(
+                        "not identifiable ({}; the overshoot statistic is at its bound): the base's",
+                        tick.how
+                    ),
+                ),
+                None => (false, format!("not fitted ({}): the base's", tick.how)),
+            };
+            fits.push(Fit {
+                key: k.clone(),
+                value: *val,
+                se,
+                lo,
+                hi,
+                identified,
+                at_bound: None,
+                how,
+            });
+            continue;
+        }
         if k == "fleet.boot_rss_mb" {
             if let Some(b) = data.boot_at_bound {
                 at_bound = Some(b.to_string());
@@ -753,22 +801,14 @@ pub fn calibrate(
             how,
         });
     }
-    // The identified sums, from the statistics' draws around the recording's.
-    let derived = |j: usize, value: f64, f: fn(f64) -> f64| {
-        let xs: Vec<f64> = draws
-            .iter()
-            .map(|(_, dev)| f(fit::stat_vec(&data)[j] + dev[j]))
-            .collect();
-        let _ = value;
-        spread(xs)
-    };
-    let (se, lo, hi) = derived(2, data.boot_mb, |x| x);
+    // The identified sums, from the parameter draws.
+    let (se, lo, hi) = spread(draws.iter().map(|(t, _)| t.boot_mb + warmup).collect());
     fits.push(Fit {
         key: "boot_plus_warmup_mb".into(),
         value: theta.boot_mb + warmup,
         se,
-        lo: lo.map(|x| x - data.boot_mb + theta.boot_mb + warmup),
-        hi: hi.map(|x| x - data.boot_mb + theta.boot_mb + warmup),
+        lo,
+        hi,
         identified: true,
         at_bound: data.boot_at_bound.map(str::to_string),
         how: "where a worker's linear growth starts: boot RSS plus warm-up (recycle rows cannot \
@@ -776,14 +816,13 @@ pub fn calibrate(
             .into(),
     });
     let eff = theta.ln_mean.exp() + steps;
-    let (se, lo, hi) = derived(3, eff, f64::exp);
-    let scale = eff / data.velocity_mean;
+    let (se, lo, hi) = spread(draws.iter().map(|(t, _)| t.ln_mean.exp() + steps).collect());
     fits.push(Fit {
         key: "effective_mb_per_request".into(),
         value: eff,
-        se: se.map(|s| s * scale),
-        lo: lo.map(|x| x * scale),
-        hi: hi.map(|x| x * scale),
+        se,
+        lo,
+        hi,
         identified: true,
         at_bound: None,
         how: "mean growth per request, velocity and steps together".into(),
@@ -852,7 +891,8 @@ fn mean_of(ms: &[Option<Moments>]) -> usize {
 
 /// Simulated windows `calibrate` runs with `budget` on `candidates` structures.
 pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
-    (candidates * budget.iterations.max(1) + 2) * budget.seeds + budget.draws
+    (candidates * budget.iterations.max(1) + 2 + fit::DIM + budget.refine) * budget.seeds
+        + budget.draws
 }
 
 /// `raw` as TOML, with a comment after each fitted key giving the estimate,
@@ -921,7 +961,9 @@ pub fn render(cal: &Calibration) -> String {
             _ => "-".into(),
         };
         let mut flag = String::new();
-        if !f.identified {
+        if !f.identified && f.how.starts_with("not fitted") {
+            flag += "  (not fitted: the base's)";
+        } else if !f.identified {
             flag += "  (not identified alone)";
         }
         if let Some(b) = &f.at_bound {
