@@ -498,3 +498,22 @@ fn what_if_compares_policies_paired_on_the_calibrated_window() {
         "a refused command writes nothing"
     );
 }
+
+#[test]
+fn the_tick_is_the_bases_unless_asked_to_fit_it() {
+    let rec = recycle_rows(&recording(PLAIN, 13), true, false);
+    let base = raw(&["policy.tick_s=30"]);
+    let kept = calibrate(&rec, &base, 1).expect("calibrates");
+    let tick = kept.get("policy.tick_s").unwrap();
+    assert_eq!(tick.value, 30.0);
+    assert!(!tick.identified && tick.se.is_none(), "{tick:?}");
+    assert!(tick.how.starts_with("not fitted"), "{}", tick.how);
+    let fitted =
+        fleetsim::replay::calibrate::calibrate(&rec, &base, 1, Budget::DEFAULT, true, &|_| ())
+            .expect("calibrates");
+    let tick = fitted.get("policy.tick_s").unwrap();
+    let (lo, hi) = (tick.lo.unwrap(), tick.hi.unwrap());
+    assert!(tick.identified && lo < hi, "{tick:?}");
+    // Fitted from 30 s toward the window's true 45 s, with an interval.
+    assert!(tick.value > 30.0 && lo <= 45.0 && 45.0 <= hi, "{tick:?}");
+}

@@ -306,10 +306,11 @@ impl Jacobian {
             }
             a.swap(c, piv);
             b.swap(c, piv);
+            let pivot_row = a[c];
             for row in c + 1..n {
-                let f = a[row][c] / a[c][c];
-                for k in c..n {
-                    a[row][k] -= f * a[c][k];
+                let f = a[row][c] / pivot_row[c];
+                for (cell, p) in a[row][c..n].iter_mut().zip(&pivot_row[c..n]) {
+                    *cell -= f * p;
                 }
                 b[row] -= f * b[c];
             }
