@@ -42,6 +42,7 @@ import math
 import os
 import re
 import statistics
+import shlex
 import subprocess
 import sys
 
@@ -300,6 +301,7 @@ def job(task):
         cmd += ["--what-if", w]
     if whatif_tomls and opts.get("force"):
         cmd.append("--force")
+    cmd += opts.get("extra") or []
     done = os.path.join(cal, "whatif.json" if whatif_tomls else "calibration.json")
     if opts.get("reuse") and os.path.exists(done):
         pr = subprocess.CompletedProcess(cmd, 0, "", "")
@@ -660,6 +662,9 @@ def main(argv=None):
                     help="reuse calibrations already on disk (DIR/calibration.json, or whatif.json with --whatif)")
     ap.add_argument("--force", action="store_true",
                     help="pass --force to fleetsim's what-if (run it on calibrations that fail validation; labelled)")
+    ap.add_argument("--extra-args", default="",
+                    help="extra arguments for every `fleetsim replay --calibrate` call, "
+                         "one shell-quoted string (e.g. --extra-args=--fit-tick)")
     ap.add_argument("--list", action="store_true", help="print the grid and exit")
     ap.add_argument("--whatif", action="store_true", help="the what-if comparison instead")
     ap.add_argument("--whatif-kind", default="limit,lease,bucket",
@@ -675,7 +680,8 @@ def main(argv=None):
         return 0
     if not os.path.exists(args.bin):
         raise SystemExit(f"{args.bin} missing: cargo build --release (or --bin PATH)")
-    args.opts = {"bin": os.path.abspath(args.bin), "reuse": args.reuse, "force": args.force}
+    args.opts = {"bin": os.path.abspath(args.bin), "reuse": args.reuse, "force": args.force,
+                 "extra": shlex.split(args.extra_args)}
     if args.quick:
         fleets, args.recordings = QUICK_FLEETS, 2
         args.pairs = min(args.pairs, 8)
