@@ -245,8 +245,55 @@ fn check_exits_3_when_the_verdict_is_negative() {
         dir.path().join("fails/validation.json").exists(),
         "files still written"
     );
-    let (code, _, err) = replay(&dir.path().join("passes"), &["--check", "--seeds", "8"]);
-    assert_eq!(code, Some(0), "{err}");
+    // A window the base's own structure made reproduces: --check exits 0.
+    let made = dir.path().join("made");
+    let run = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .current_dir(ROOT)
+        .args(["run", "--seed", "3", "--out"])
+        .arg(&made)
+        .args([
+            "--set",
+            "fleet.boot_rss_mb=420",
+            "--set",
+            "policy.base_limit_mb=540",
+            "--set",
+            "policy.hard_limit_mb=690",
+            "--set",
+            "fleet.leak.mean_mb_per_request=0.15",
+            "--set",
+            "fleet.leak.cv=0.6",
+            "--set",
+            "fleet.leak.warmup_mb=0",
+            "--set",
+            "fleet.leak.step_probability=0",
+            "--set",
+            "workload.rps=1.6",
+            "--set",
+            "workload.profile=constant",
+            "--set",
+            "policy.busy_deferral=false",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .current_dir(ROOT)
+        .args(["replay", "--calibrate", "--check", "--out"])
+        .arg(dir.path().join("passes"))
+        .arg(made.join("events.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     // Without --check a negative verdict is a report, not a failure.
     let (code, _, err) = replay(&dir.path().join("plain"), &[]);
     assert_eq!(code, Some(0), "{err}");

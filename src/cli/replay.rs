@@ -274,8 +274,19 @@ fn scenario_draws(
         )
     };
     let mut out = vec![load(cal.overrides())?];
+    let mut refused = 0;
     for i in 1..cal.draws.len() {
-        out.push(load(cal.draw_overrides(i))?);
+        match load(cal.draw_overrides(i)) {
+            Ok(d) => out.push(d),
+            Err(_) => refused += 1,
+        }
+    }
+    if refused > 0 && !args.json {
+        println!(
+            "note: {refused} of {} calibration draws fail the scenario's start-up checks and are \
+             left out of validation and what-ifs",
+            cal.draws.len() - 1
+        );
     }
     Ok(out)
 }

@@ -72,9 +72,12 @@ impl Theta {
         Theta {
             base_mb: self.base_mb.max(1.0),
             jitter_mb: self.jitter_mb.clamp(0.0, self.base_mb.max(1.0) * 0.5),
-            boot_mb: self
-                .boot_mb
-                .clamp(floor_boot, (self.base_mb - self.jitter_mb).max(floor_boot)),
+            // Below the lowest jittered limit: a scenario refuses workers
+            // that would recycle at birth.
+            boot_mb: self.boot_mb.clamp(
+                floor_boot,
+                (self.base_mb - self.jitter_mb - 1.0).max(floor_boot),
+            ),
             ln_mean: self.ln_mean.clamp((1e-5f64).ln(), (50.0f64).ln()),
             ln_cv: self.ln_cv.clamp((0.01f64).ln(), (4.0f64).ln()),
             ln_rps: self.ln_rps.clamp((1e-4f64).ln(), (1e4f64).ln()),

@@ -759,7 +759,7 @@ pub fn calibrate(
             };
             fits.push(Fit {
                 key: k.clone(),
-                value: *val,
+                value: tick_s,
                 se,
                 lo,
                 hi,
