@@ -355,6 +355,9 @@ pub fn refine(p: &Problem, fitted: Fitted, seeds: &[u64], steps: usize) -> (Fitt
         let Some(dx) = jac.solve(&r) else {
             break;
         };
+        // One full step, kept only if the distance falls: a backtracking
+        // search was tried and chased the simulation noise of a weakly
+        // identified boot (a 16-window mean), moving fits that validated.
         let mut v = best.theta.to_vec();
         for k in 0..DIM {
             v[k] += dx[k].clamp(-MAX_STEP[k], MAX_STEP[k]);

@@ -475,7 +475,14 @@ pub fn calibrate(
     // The tick moves with boot only where the two boot statistics can
     // separate them: no holds to infer it from, and an overshoot statistic
     // off its bound.
-    let active = if tick.inferred.is_some() || over_stuck || !fit_tick {
+    if fit_tick && tick.inferred.is_none() && (over_stuck || data.slope_at_bound) {
+        notes.push(
+            "--fit-tick: the tick is not identifiable here (a boot statistic sits at its bound in \
+             the recording, so only one of the two moves): kept the base's"
+                .into(),
+        );
+    }
+    let active = if tick.inferred.is_some() || over_stuck || data.slope_at_bound || !fit_tick {
         6
     } else {
         fit::DIM

@@ -344,6 +344,9 @@ pub struct Moments {
     /// on the jittered limit).
     pub boot_over: f64,
     pub boot_slope: f64,
+    /// `boot_slope` sits at a bound of its search (the slope is below or
+    /// above 1 for every boot): it then says nothing about boot or tick.
+    pub slope_at_bound: bool,
     /// `boot_mb` hit a bound of its search.
     pub boot_at_bound: Option<&'static str>,
     /// Mean and cv of the lognormal fitted to `(rss - boot) / requests`.
@@ -454,6 +457,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         boot_mb,
         boot_over,
         boot_slope,
+        slope_at_bound: slope_bound.is_some(),
         boot_at_bound,
         velocity_mean: (mu + sigma * sigma / 2.0).exp(),
         velocity_cv: ((sigma * sigma).exp() - 1.0).sqrt(),
