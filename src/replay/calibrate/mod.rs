@@ -74,7 +74,7 @@ pub struct Budget {
 impl Budget {
     pub const DEFAULT: Budget = Budget {
         seeds: 16,
-        iterations: 3,
+        iterations: 5,
         draws: 64,
         refine: 3,
     };
