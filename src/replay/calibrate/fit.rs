@@ -15,12 +15,9 @@
 
 use super::super::analyse::regimes;
 use super::super::analyse::window;
-use super::super::import;
-use super::super::recording::Recording;
 use super::moments::{self, Context, Moments, Sample};
-use crate::metrics::CsvObserver;
+use crate::engine::rng::mix64;
 use crate::scenario::{Override, Scenario};
-use crate::{Sim, engine::rng::mix64};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -123,41 +120,26 @@ pub struct Look {
 /// Simulates `sc` on `seed`, reads the events back through the recording's
 /// import and regime split, and takes the sample of the busiest regime.
 pub fn simulate(sc: &Scenario, seed: u64, look: Look) -> Option<Sample> {
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(sc, seed, &mut obs).run().ok()?;
-    obs.finish().ok()?;
-    let text = String::from_utf8(events).ok()?;
-    let part = import::parse("simulated.csv", &text).ok()?;
-    let rec = Recording::assemble(vec![part]).ok()?;
+    let rec = super::super::validate::simulated_recording(sc, seed, look.whole_mb).ok()?;
     let w = window(&rec);
     let views = regimes::split(&rec, (0.0, w.end_s.max(sc.duration.as_secs_f64())));
     let v = views.iter().max_by_key(|v| v.recycles.len())?;
     let mut s = moments::sample(v);
-    if look.whole_mb {
-        for r in &mut s.rows {
-            r.rss_mb = r.rss_mb.round();
-            r.limit_mb = r.limit_mb.round();
-        }
-    }
     s.slot_lives = s.slot_lives && look.slot_lives;
     Some(s)
 }
 
 /// Everything one fit needs besides the parameters.
+#[derive(Clone)]
 pub struct Problem<'a> {
     pub data: &'a Moments,
     pub context: Context,
     pub look: Look,
     pub min_rows: usize,
-    /// Builds the scenario for a parameter point (the structure's fixed
-    /// overrides are inside).
-    pub build: &'a (dyn Fn(&Theta) -> Option<Scenario> + Sync),
+    /// The structure's fixed overrides; a point's values are laid over them.
+    pub sets: Vec<Override>,
+    /// Loads the base scenario with overrides (`None` when it refuses them).
+    pub load: &'a (dyn Fn(&[Override]) -> Option<Scenario> + Sync),
     pub floor_boot: f64,
     /// How many of the `DIM` parameters the fit moves: 6 with a known
     /// tick, `DIM` without.
@@ -166,10 +148,19 @@ pub struct Problem<'a> {
     pub done: &'a AtomicUsize,
 }
 
+impl Problem<'_> {
+    /// The scenario at a parameter point.
+    pub fn build(&self, t: &Theta) -> Option<Scenario> {
+        let mut all = self.sets.clone();
+        all.extend(num_overrides(&t.overrides()));
+        (self.load)(&all)
+    }
+}
+
 /// The simulated windows at one point: their statistics (`None` where a
 /// window had too few recycles).
 pub fn evaluate(p: &Problem, theta: &Theta, seeds: &[u64]) -> Vec<Option<Moments>> {
-    let Some(sc) = (p.build)(theta) else {
+    let Some(sc) = p.build(theta) else {
         return vec![None; seeds.len()];
     };
     seeds

@@ -27,18 +27,23 @@
 //! worker starts its linear growth): their sum is what is identified, and
 //! is reported as such.
 
+mod calibration;
 mod fit;
+mod lognormal;
 pub mod moments;
+mod output;
+
+use calibration::round;
+pub use calibration::{Budget, Calibration, Candidate, Fit, SCHEMA, Structure};
+pub use lognormal::fit_lognormal;
+pub use output::{calibrated_toml, render};
 
 use super::analyse::{infer, regimes};
 use super::recording::Recording;
 use crate::engine::rng::mix64;
-use crate::scenario::{Override, RawScenario, Scenario};
-use argmin::core::{CostFunction, Executor};
-use argmin::solver::neldermead::NelderMead;
+use crate::scenario::{Override, RawScenario};
 use fit::{Look, Problem, Theta};
 use moments::{Context, Moments, Shape};
-use serde::Serialize;
 use std::sync::atomic::AtomicUsize;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -58,176 +63,6 @@ pub enum CalibrateError {
 /// Fewer usable recycles than this and nothing is fitted.
 pub const MIN_ROWS: usize = 8;
 
-/// How much simulation a calibration spends.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Budget {
-    /// Simulated windows per fixed-point step.
-    pub seeds: usize,
-    /// Fixed-point steps per candidate structure.
-    pub iterations: usize,
-    /// Parametric-bootstrap draws at the chosen point.
-    pub draws: usize,
-    /// Newton steps on the chosen structure (after its Jacobian).
-    pub refine: usize,
-}
-
-impl Budget {
-    pub const DEFAULT: Budget = Budget {
-        seeds: 16,
-        iterations: 5,
-        draws: 64,
-        refine: 3,
-    };
-    /// For fuzzing and smoke tests.
-    pub const TINY: Budget = Budget {
-        seeds: 2,
-        iterations: 1,
-        draws: 2,
-        refine: 0,
-    };
-}
-
-/// One fitted value.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Fit {
-    /// The dotted scenario key it overrides, or a derived figure's name
-    /// (`boot_plus_warmup_mb`, `effective_mb_per_request`).
-    pub key: String,
-    pub value: f64,
-    /// Standard deviation of the draws; `None` when not fitted.
-    pub se: Option<f64>,
-    /// 2.5% and 97.5% quantiles of the draws.
-    pub lo: Option<f64>,
-    pub hi: Option<f64>,
-    /// False when the recording cannot tell this value (it is the base's).
-    pub identified: bool,
-    /// Which bound of its search the value sits on, if any.
-    pub at_bound: Option<String>,
-    pub how: String,
-}
-
-/// One candidate structure and how well it fitted.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Candidate {
-    pub memory: String,
-    pub deferral: bool,
-    /// Sum of the KS distances (margins, requests per worker, overshoot).
-    pub score: f64,
-    pub ks_margin: f64,
-    pub ks_requests: f64,
-    pub ks_overshoot: f64,
-    /// Standardised distance of the simulated statistics' mean from the
-    /// recording's at the fitted point.
-    pub distance: f64,
-    pub chosen: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Structure {
-    /// "constant" or "diurnal".
-    pub profile: String,
-    pub amplitude: f64,
-    pub amplitude_se: f64,
-    pub peak_hour: f64,
-    pub warm_start: bool,
-    pub rate_from: String,
-    pub whole_mb: bool,
-    pub candidates: Vec<Candidate>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Calibration {
-    pub schema: &'static str,
-    pub regime: String,
-    pub start_s: f64,
-    pub end_s: f64,
-    pub recycles: usize,
-    /// Recycles with rss, limit and requests.
-    pub rows: usize,
-    pub fits: Vec<Fit>,
-    pub structure: Structure,
-    /// Scenario values set, not fitted: the structure's switches, the
-    /// regime's duration, start hour and hard ceiling, the tick.
-    pub fixed: Vec<(String, toml::Value)>,
-    /// The parameter draws, each a set of scenario values (laid over
-    /// `fixed`); the first is the fitted point itself.
-    #[serde(skip)]
-    pub draws: Vec<Vec<(String, f64)>>,
-    pub seeds_simulated: usize,
-    pub notes: Vec<String>,
-}
-
-pub const SCHEMA: &str = "fleetsim.calibration/1";
-
-impl Calibration {
-    pub fn get(&self, key: &str) -> Option<&Fit> {
-        self.fits.iter().find(|f| f.key == key)
-    }
-
-    fn fixed_overrides(&self) -> Vec<Override> {
-        self.fixed
-            .iter()
-            .map(|(k, v)| Override {
-                key: k.clone(),
-                value: v.clone(),
-            })
-            .collect()
-    }
-
-    /// The fitted point as `--set` overrides: the fixed values, then every
-    /// fitted scenario key.
-    pub fn overrides(&self) -> Vec<Override> {
-        let mut out = self.fixed_overrides();
-        for f in self.fits.iter().filter(|f| f.key.contains('.')) {
-            out.push(Override {
-                key: f.key.clone(),
-                value: toml::Value::Float(round(f.value, &f.key)),
-            });
-        }
-        out
-    }
-
-    /// Draw `i` as overrides (draw 0 is the fitted point).
-    pub fn draw_overrides(&self, i: usize) -> Vec<Override> {
-        let mut out = self.fixed_overrides();
-        out.extend(fit::num_overrides(&self.draws[i % self.draws.len().max(1)]));
-        out
-    }
-
-    /// The draws as CSV: a `draw` column, then one column per key.
-    pub fn draws_csv(&self) -> String {
-        let Some(first) = self.draws.first() else {
-            return "draw\n".into();
-        };
-        let mut o = String::from("draw");
-        for (k, _) in first {
-            o += &format!(",{k}");
-        }
-        o.push('\n');
-        for (i, d) in self.draws.iter().enumerate() {
-            o += &i.to_string();
-            for (_, v) in d {
-                o += &format!(",{v}");
-            }
-            o.push('\n');
-        }
-        o
-    }
-}
-
-/// Rounds to what a scenario file would say (MB to 0.1, velocities to 5
-/// significant digits).
-fn round(v: f64, key: &str) -> f64 {
-    let digits = if key.ends_with("_mb") || key.ends_with("_s") || key.ends_with("_h") {
-        1
-    } else {
-        let mag = v.abs().max(1e-12).log10().floor() as i32;
-        (4 - mag).max(0)
-    };
-    let p = 10f64.powi(digits);
-    (v * p).round() / p
-}
-
 /// The regime to calibrate: the longest span, the latest on a tie.
 fn pick<'a>(views: &'a [regimes::RegimeView<'a>]) -> Option<&'a regimes::RegimeView<'a>> {
     views
@@ -235,55 +70,6 @@ fn pick<'a>(views: &'a [regimes::RegimeView<'a>]) -> Option<&'a regimes::RegimeV
         .filter(|v| !v.recycles.is_empty())
         .rev()
         .max_by(|a, b| (a.end_s - a.start_s).total_cmp(&(b.end_s - b.start_s)))
-}
-
-/// The lognormal negative log-likelihood of positive values, over
-/// `(mu, ln sigma)`.
-struct LognormalNll<'a> {
-    ln_x: &'a [f64],
-}
-
-impl CostFunction for LognormalNll<'_> {
-    type Param = Vec<f64>;
-    type Output = f64;
-    fn cost(&self, p: &Vec<f64>) -> Result<f64, argmin::core::Error> {
-        let (mu, sigma) = (p[0], p[1].exp());
-        let n = self.ln_x.len() as f64;
-        let ss: f64 = self.ln_x.iter().map(|l| (l - mu).powi(2)).sum();
-        let sum_ln: f64 = self.ln_x.iter().sum();
-        Ok(n * sigma.ln() + sum_ln + ss / (2.0 * sigma * sigma))
-    }
-}
-
-/// Maximum-likelihood lognormal `(mu, sigma)` by Nelder-Mead (the closed
-/// form's check; the statistics use the closed form).
-pub fn fit_lognormal(x: &[f64]) -> Result<(f64, f64), CalibrateError> {
-    let ln_x: Vec<f64> = x.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
-    if ln_x.len() < 2 {
-        return Err(CalibrateError::Fit("fewer than 2 positive values".into()));
-    }
-    let m = ln_x.iter().sum::<f64>() / ln_x.len() as f64;
-    let s = (ln_x.iter().map(|l| (l - m).powi(2)).sum::<f64>() / ln_x.len() as f64)
-        .sqrt()
-        .max(1e-3);
-    let start = vec![m + 0.5, (s * 1.5).ln()];
-    let simplex = vec![
-        start.clone(),
-        vec![start[0] + 0.3, start[1]],
-        vec![start[0], start[1] + 0.3],
-    ];
-    let nm = NelderMead::new(simplex)
-        .with_sd_tolerance(1e-10)
-        .map_err(|e| CalibrateError::Fit(e.to_string()))?;
-    let res = Executor::new(LognormalNll { ln_x: &ln_x }, nm)
-        .configure(|st| st.max_iters(500))
-        .run()
-        .map_err(|e| CalibrateError::Fit(e.to_string()))?;
-    let p = res
-        .state
-        .best_param
-        .ok_or_else(|| CalibrateError::Fit("no best point".into()))?;
-    Ok((p[0], p[1].exp()))
 }
 
 /// FNV-1a over the rows' times, RSS, limits and requests: the recording's
@@ -369,6 +155,7 @@ pub fn calibrate(
         })
     };
     let (_, base_sc) = load(&[]).map_err(|e| CalibrateError::Base(e.to_string()))?;
+    let load_sc = |sets: &[Override]| load(sets).ok().map(|x| x.1);
     let mut notes = Vec::new();
     let mut fixed: Vec<(String, toml::Value)> = Vec::new();
     let fnum = |x: f64| toml::Value::Float(x);
@@ -562,17 +349,14 @@ pub fn calibrate(
     // plain start, which sets their weights (least variance of the sum).
     {
         let sets = structure_sets(Memory::Plain, false);
-        let build = |t: &Theta| -> Option<Scenario> {
-            let mut all = sets.clone();
-            all.extend(fit::num_overrides(&t.overrides()));
-            load(&all).ok().map(|x| x.1)
-        };
+        let pilot_data = data.clone();
         let p = Problem {
-            data: &data,
+            data: &pilot_data,
             context,
             look,
             min_rows: MIN_ROWS,
-            build: &build,
+            sets,
+            load: &load_sc,
             floor_boot,
             active,
             progress,
@@ -630,29 +414,30 @@ pub fn calibrate(
             }
         ));
     }
+    // Every fit below shares all but the structure's overrides.
+    let template = Problem {
+        data: &data,
+        context,
+        look,
+        min_rows: MIN_ROWS,
+        sets: Vec::new(),
+        load: &load_sc,
+        floor_boot,
+        active,
+        progress,
+        done: &done,
+    };
     let mut results = Vec::new();
     let mut last_error = String::new();
     for &(m, deferral) in &candidates {
         let sets = structure_sets(m, deferral);
-        let build = |t: &Theta| -> Option<Scenario> {
-            let mut all = sets.clone();
-            all.extend(fit::num_overrides(&t.overrides()));
-            load(&all).ok().map(|x| x.1)
-        };
         if let Err(e) = load(&sets) {
             last_error = e.to_string();
             continue;
         }
         let p = Problem {
-            data: &data,
-            context,
-            look,
-            min_rows: MIN_ROWS,
-            build: &build,
-            floor_boot,
-            active,
-            progress,
-            done: &done,
+            sets: sets.clone(),
+            ..template.clone()
         };
         if let Some(f) = fit::fit(&p, start(m, &data), &fit_seeds, budget.iterations) {
             let ks = fit::score(&data, &f.sims);
@@ -687,21 +472,9 @@ pub fn calibrate(
     let (memory, deferral, sets, fitted, _) = results.swap_remove(best);
 
     // Draws: fresh windows at the fitted point.
-    let build = |t: &Theta| -> Option<Scenario> {
-        let mut all = sets.clone();
-        all.extend(fit::num_overrides(&t.overrides()));
-        load(&all).ok().map(|x| x.1)
-    };
     let p = Problem {
-        data: &data,
-        context,
-        look,
-        min_rows: MIN_ROWS,
-        build: &build,
-        floor_boot,
-        active,
-        progress,
-        done: &done,
+        sets: sets.clone(),
+        ..template
     };
     // Newton steps for the chosen structure, with the Jacobian at its point.
     let (fitted, jac) = fit::refine(&p, fitted, &fit_seeds, budget.refine);
@@ -858,7 +631,6 @@ pub fn calibrate(
             "rss_mb and limit_mb are whole MB: simulated windows are rounded the same way".into(),
         );
     }
-    let _ = mean_of(&fitted.sims);
     Ok(Calibration {
         schema: SCHEMA,
         regime: v.key.label(),
@@ -892,113 +664,8 @@ pub fn calibrate(
     })
 }
 
-fn mean_of(ms: &[Option<Moments>]) -> usize {
-    ms.iter().flatten().count()
-}
-
 /// Simulated windows `calibrate` runs with `budget` on `candidates` structures.
 pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
     (candidates * budget.iterations.max(1) + 2 + fit::DIM + budget.refine) * budget.seeds
         + budget.draws
-}
-
-/// `raw` as TOML, with a comment after each fitted key giving the estimate,
-/// its standard error and how it was fitted.
-pub fn calibrated_toml(raw: &RawScenario, cal: &Calibration) -> Result<String, toml::ser::Error> {
-    let text = toml::to_string(raw)?;
-    let mut out = format!(
-        "# Calibrated by `fleetsim replay --calibrate` to regime {} ({:.0}-{:.0} s, {} recycles).\n\
-         # Fitted values carry `# fitted: estimate +- standard error [95% interval]; how`;\n\
-         # the parameter draws are in draws.csv beside this file.\n",
-        cal.regime, cal.start_s, cal.end_s, cal.recycles
-    );
-    for f in cal.fits.iter().filter(|f| !f.key.contains('.')) {
-        out += &format!(
-            "# identified: {} = {:.4} +- {}; {}\n",
-            f.key,
-            f.value,
-            f.se.map_or("n/a".into(), |s| format!("{s:.4}")),
-            f.how
-        );
-    }
-    let mut section = String::new();
-    for line in text.lines() {
-        out.push_str(line);
-        let t = line.trim();
-        if t.starts_with('[') {
-            section = t.trim_matches(|c| c == '[' || c == ']').to_string();
-        } else if let Some((k, _)) = t.split_once(" = ") {
-            let key = if section.is_empty() {
-                k.to_string()
-            } else {
-                format!("{section}.{k}")
-            };
-            if let Some(f) = cal.get(&key) {
-                let se = f.se.map_or("n/a".into(), |s| format!("{s:.4}"));
-                let ci = match (f.lo, f.hi) {
-                    (Some(a), Some(b)) => format!(" [{a:.4}, {b:.4}]"),
-                    _ => String::new(),
-                };
-                out.push_str(&format!(
-                    "  # fitted: {:.4} +- {se}{ci}; {}",
-                    f.value, f.how
-                ));
-            }
-        }
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-/// The calibration as a text table: key, estimate, standard error, interval.
-pub fn render(cal: &Calibration) -> String {
-    let mut o = format!(
-        "\ncalibration: regime {} ({:.0}-{:.0} s, {} recycles, {} with rss, limit and requests), \
-         {} simulated windows\n",
-        cal.regime, cal.start_s, cal.end_s, cal.recycles, cal.rows, cal.seeds_simulated
-    );
-    o += &format!(
-        "  {:<32} {:>10} {:>10} {:>23}\n",
-        "key", "estimate", "+- se", "95% interval"
-    );
-    for f in &cal.fits {
-        let se = f.se.map_or("n/a".into(), |s| format!("{s:.4}"));
-        let ci = match (f.lo, f.hi) {
-            (Some(a), Some(b)) => format!("[{a:.4}, {b:.4}]"),
-            _ => "-".into(),
-        };
-        let mut flag = String::new();
-        if !f.identified && f.how.starts_with("not fitted") {
-            flag += "  (not fitted: the base's)";
-        } else if !f.identified {
-            flag += "  (not identified alone)";
-        }
-        if let Some(b) = &f.at_bound {
-            flag += &format!("  (at its {b} bound)");
-        }
-        o += &format!(
-            "  {:<32} {:>10.4} {:>10} {:>23}{flag}\n",
-            f.key, f.value, se, ci
-        );
-    }
-    o += "  structure candidates (score = KS margin + requests + overshoot; lowest chosen):\n";
-    for c in &cal.structure.candidates {
-        o += &format!(
-            "    {} memory {}, deferral {}: score {:.2} ({:.2} + {:.2} + {:.2})\n",
-            if c.chosen { "*" } else { " " },
-            c.memory,
-            if c.deferral { "base's" } else { "off" },
-            c.score,
-            c.ks_margin,
-            c.ks_requests,
-            c.ks_overshoot
-        );
-    }
-    for (k, v) in &cal.fixed {
-        o += &format!("  {k:<32} {:>10} {:>10}  set\n", v.to_string(), "");
-    }
-    for n in &cal.notes {
-        o += &format!("  note: {n}\n");
-    }
-    o
 }

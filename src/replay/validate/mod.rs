@@ -35,6 +35,7 @@
 //! Seeds run in parallel (rayon); results come back in seed order, so the
 //! output does not depend on the thread count.
 
+mod render;
 use super::analyse::regimes::{self, RegimeView};
 use super::analyse::window;
 use super::import;
@@ -43,6 +44,7 @@ use crate::metrics::summary::{LOW_MARGIN_MB, YOUNG_REQUESTS};
 use crate::metrics::{CsvObserver, EventKind, summary::quantile_sorted};
 use crate::{Scenario, Sim, SimError};
 use rayon::prelude::*;
+pub use render::render;
 use serde::Serialize;
 
 /// validation.json's schema: 2 added `not_recorded`, `resolution_mb`,
@@ -447,10 +449,15 @@ fn view<'a>(views: &'a [RegimeView<'a>], label: Option<&str>) -> Option<&'a Regi
     }
 }
 
-/// Simulates `sc` on `seed` and returns its figures, read back as a
-/// recording; with `whole_mb`, every event's rss_mb and limit_mb rounded
-/// to whole MB first (the recording's resolution).
-pub fn simulate(sc: &Scenario, seed: u64, whole_mb: bool) -> Result<Figures, SimError> {
+/// Simulates `sc` on `seed` and reads its events.csv back as a recording
+/// (the import every recording goes through); with `whole_mb`, every
+/// event's rss_mb and limit_mb rounded to whole MB (the recording's
+/// resolution). Calibration's simulated windows come from here too.
+pub fn simulated_recording(
+    sc: &Scenario,
+    seed: u64,
+    whole_mb: bool,
+) -> Result<Recording, SimError> {
     let (mut events, mut timeline) = (Vec::new(), Vec::new());
     let mut obs = CsvObserver::new(
         &mut events,
@@ -469,6 +476,14 @@ pub fn simulate(sc: &Scenario, seed: u64, whole_mb: bool) -> Result<Figures, Sim
             e.limit_mb = e.limit_mb.map(f64::round);
         }
     }
+    Ok(rec)
+}
+
+/// Simulates `sc` on `seed` and returns its figures, read back as a
+/// recording; with `whole_mb`, every event's rss_mb and limit_mb rounded
+/// to whole MB first (the recording's resolution).
+pub fn simulate(sc: &Scenario, seed: u64, whole_mb: bool) -> Result<Figures, SimError> {
+    let rec = simulated_recording(sc, seed, whole_mb)?;
     let w = window(&rec);
     let views = regimes::split(&rec, (0.0, w.end_s.max(sc.duration.as_secs_f64())));
     let hours = sc.duration.as_secs_f64() / 3600.0;
@@ -681,104 +696,4 @@ fn rules(whole_mb: bool) -> Vec<String> {
         );
     }
     rules
-}
-
-fn num(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x.abs() >= 100.0 => format!("{x:.0}"),
-        Some(x) if x.abs() >= 1.0 => format!("{x:.2}"),
-        Some(x) => format!("{x:.3}"),
-    }
-}
-
-/// Recorded vs simulated, side by side, with the verdict per row.
-pub fn render(v: &Validation) -> String {
-    let draws = if v.draws > 1 {
-        format!(" over {} scenario draws", v.draws)
-    } else {
-        String::new()
-    };
-    let seeds: Vec<String> = v.seeds.iter().map(u64::to_string).collect();
-    let mut o = format!(
-        "\nvalidation: regime {} vs the calibrated scenario, {:.1} h x {} seeds{draws}\n  \
-         seeds (from the recording and --seed): {}\n",
-        v.regime,
-        v.hours,
-        v.seeds.len(),
-        seeds.join(" ")
-    );
-    o += &format!(
-        "  {:<34} {:>9} {:>9} {:>8} {:>17}\n",
-        "figure", "recorded", "sim mean", "sim sd", "sim min..max"
-    );
-    for r in &v.figures {
-        o += &format!(
-            "  {:<34} {:>9} {:>9} {:>8} {:>17}  {}\n",
-            r.name,
-            num(r.recorded),
-            num(r.simulated_mean),
-            num(r.simulated_sd),
-            format!("{}..{}", num(r.simulated_min), num(r.simulated_max)),
-            r.verdict.label()
-        );
-    }
-    o += &format!(
-        "  {:<34} {:>9} {:>9} {:>8} {:>17}\n",
-        "distribution (two-sample KS)", "n rec", "n sim", "D", "p"
-    );
-    for r in &v.distributions {
-        o += &format!(
-            "  {:<34} {:>9} {:>9} {:>8} {:>17}  {}\n",
-            r.name,
-            r.recorded_n,
-            r.simulated_n,
-            num(r.ks_d),
-            num(r.p_value),
-            r.verdict.label()
-        );
-    }
-    for rule in &v.rules {
-        o += &format!("  rule: {rule}\n");
-    }
-    o += &format!("  verdict: {}\n", v.verdict);
-    o
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn t_quantiles_match_the_tables() {
-        for (df, want) in [
-            (5, 4.032),
-            (11, 3.106),
-            (20, 2.845),
-            (31, 2.744),
-            (100, 2.626),
-        ] {
-            let t = t_quantile(0.995, df);
-            assert!(
-                (t - want).abs() < 0.005,
-                "t(0.995, {df}) = {t}, table {want}"
-            );
-        }
-        assert!((t_quantile(0.975, 30) - 2.042).abs() < 0.002);
-        assert!((normal_quantile(0.995) - 2.575_829).abs() < 1e-5);
-        assert_eq!(t_quantile(0.995, 0), f64::INFINITY);
-    }
-
-    /// The rule is the 99% prediction interval of one new window: t on
-    /// n - 1 degrees of freedom, times sd sqrt(1 + 1/n), plus the slack.
-    #[test]
-    fn the_band_is_a_prediction_interval() {
-        let b = band("peak RSS (MB)", 100.0, 10.0, 32, 24.0);
-        let want = t_quantile(0.995, 31) * 10.0 * (1.0 + 1.0 / 32.0f64).sqrt() + 5.0;
-        assert!((b - want).abs() < 1e-12, "{b} vs {want}");
-        assert!(b > 2.5 * 10.0 + 5.0 + 2.0, "wider than the old 2.5 sd: {b}");
-        // Counts per hour: at least the Poisson sd of the mean count.
-        let b = band("retry_ok per hour", 0.0, 0.0, 32, 12.0);
-        assert!(b > 0.0, "a rare count of zero still has a band");
-    }
 }

@@ -1,0 +1,176 @@
+//! What a calibration returns: the fitted values with their draws, the
+//! structure it chose, and how much simulation it may spend.
+
+use super::fit;
+use crate::scenario::Override;
+use serde::Serialize;
+
+/// How much simulation a calibration spends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    /// Simulated windows per fixed-point step.
+    pub seeds: usize,
+    /// Fixed-point steps per candidate structure.
+    pub iterations: usize,
+    /// Parametric-bootstrap draws at the chosen point.
+    pub draws: usize,
+    /// Newton steps on the chosen structure (after its Jacobian).
+    pub refine: usize,
+}
+
+impl Budget {
+    pub const DEFAULT: Budget = Budget {
+        seeds: 16,
+        iterations: 5,
+        draws: 64,
+        refine: 3,
+    };
+    /// For fuzzing and smoke tests.
+    pub const TINY: Budget = Budget {
+        seeds: 2,
+        iterations: 1,
+        draws: 2,
+        refine: 0,
+    };
+}
+
+/// One fitted value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fit {
+    /// The dotted scenario key it overrides, or a derived figure's name
+    /// (`boot_plus_warmup_mb`, `effective_mb_per_request`).
+    pub key: String,
+    pub value: f64,
+    /// Standard deviation of the draws; `None` when not fitted.
+    pub se: Option<f64>,
+    /// 2.5% and 97.5% quantiles of the draws.
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    /// False when the recording cannot tell this value (it is the base's).
+    pub identified: bool,
+    /// Which bound of its search the value sits on, if any.
+    pub at_bound: Option<String>,
+    pub how: String,
+}
+
+/// One candidate structure and how well it fitted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    pub memory: String,
+    pub deferral: bool,
+    /// Sum of the KS distances (margins, requests per worker, overshoot).
+    pub score: f64,
+    pub ks_margin: f64,
+    pub ks_requests: f64,
+    pub ks_overshoot: f64,
+    /// Standardised distance of the simulated statistics' mean from the
+    /// recording's at the fitted point.
+    pub distance: f64,
+    pub chosen: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Structure {
+    /// "constant" or "diurnal".
+    pub profile: String,
+    pub amplitude: f64,
+    pub amplitude_se: f64,
+    pub peak_hour: f64,
+    pub warm_start: bool,
+    pub rate_from: String,
+    pub whole_mb: bool,
+    pub candidates: Vec<Candidate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    pub schema: &'static str,
+    pub regime: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub recycles: usize,
+    /// Recycles with rss, limit and requests.
+    pub rows: usize,
+    pub fits: Vec<Fit>,
+    pub structure: Structure,
+    /// Scenario values set, not fitted: the structure's switches, the
+    /// regime's duration, start hour and hard ceiling, the tick.
+    pub fixed: Vec<(String, toml::Value)>,
+    /// The parameter draws, each a set of scenario values (laid over
+    /// `fixed`); the first is the fitted point itself.
+    #[serde(skip)]
+    pub draws: Vec<Vec<(String, f64)>>,
+    pub seeds_simulated: usize,
+    pub notes: Vec<String>,
+}
+
+pub const SCHEMA: &str = "fleetsim.calibration/1";
+
+impl Calibration {
+    pub fn get(&self, key: &str) -> Option<&Fit> {
+        self.fits.iter().find(|f| f.key == key)
+    }
+
+    fn fixed_overrides(&self) -> Vec<Override> {
+        self.fixed
+            .iter()
+            .map(|(k, v)| Override {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect()
+    }
+
+    /// The fitted point as `--set` overrides: the fixed values, then every
+    /// fitted scenario key.
+    pub fn overrides(&self) -> Vec<Override> {
+        let mut out = self.fixed_overrides();
+        for f in self.fits.iter().filter(|f| f.key.contains('.')) {
+            out.push(Override {
+                key: f.key.clone(),
+                value: toml::Value::Float(round(f.value, &f.key)),
+            });
+        }
+        out
+    }
+
+    /// Draw `i` as overrides (draw 0 is the fitted point).
+    pub fn draw_overrides(&self, i: usize) -> Vec<Override> {
+        let mut out = self.fixed_overrides();
+        out.extend(fit::num_overrides(&self.draws[i % self.draws.len().max(1)]));
+        out
+    }
+
+    /// The draws as CSV: a `draw` column, then one column per key.
+    pub fn draws_csv(&self) -> String {
+        let Some(first) = self.draws.first() else {
+            return "draw\n".into();
+        };
+        let mut o = String::from("draw");
+        for (k, _) in first {
+            o += &format!(",{k}");
+        }
+        o.push('\n');
+        for (i, d) in self.draws.iter().enumerate() {
+            o += &i.to_string();
+            for (_, v) in d {
+                o += &format!(",{v}");
+            }
+            o.push('\n');
+        }
+        o
+    }
+}
+
+/// Rounds to what a scenario file would say (MB to 0.1, velocities to 5
+/// significant digits).
+pub(super) fn round(v: f64, key: &str) -> f64 {
+    let digits = if key.ends_with("_mb") || key.ends_with("_s") || key.ends_with("_h") {
+        1
+    } else {
+        let mag = v.abs().max(1e-12).log10().floor() as i32;
+        (4 - mag).max(0)
+    };
+    let p = 10f64.powi(digits);
+    (v * p).round() / p
+}
