@@ -697,3 +697,41 @@ fn rules(whole_mb: bool) -> Vec<String> {
     }
     rules
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        for (df, want) in [
+            (5, 4.032),
+            (11, 3.106),
+            (20, 2.845),
+            (31, 2.744),
+            (100, 2.626),
+        ] {
+            let t = t_quantile(0.995, df);
+            assert!(
+                (t - want).abs() < 0.005,
+                "t(0.995, {df}) = {t}, table {want}"
+            );
+        }
+        assert!((t_quantile(0.975, 30) - 2.042).abs() < 0.002);
+        assert!((normal_quantile(0.995) - 2.575_829).abs() < 1e-5);
+        assert_eq!(t_quantile(0.995, 0), f64::INFINITY);
+    }
+
+    /// The rule is the 99% prediction interval of one new window: t on
+    /// n - 1 degrees of freedom, times sd sqrt(1 + 1/n), plus the slack.
+    #[test]
+    fn the_band_is_a_prediction_interval() {
+        let b = band("peak RSS (MB)", 100.0, 10.0, 32, 24.0);
+        let want = t_quantile(0.995, 31) * 10.0 * (1.0 + 1.0 / 32.0f64).sqrt() + 5.0;
+        assert!((b - want).abs() < 1e-12, "{b} vs {want}");
+        assert!(b > 2.5 * 10.0 + 5.0 + 2.0, "wider than the old 2.5 sd: {b}");
+        // Counts per hour: at least the Poisson sd of the mean count.
+        let b = band("retry_ok per hour", 0.0, 0.0, 32, 12.0);
+        assert!(b > 0.0, "a rare count of zero still has a band");
+    }
+}
