@@ -130,6 +130,30 @@ GRID = [
     F(420, 520, 40, 0.15, 0.6, 1.5, 45, 120, held_rows=True, note="fleet 8 with recycle_held rows"),
 ]
 
+
+def _heldout(n=12, seed=20261201):
+    """Fleets drawn at random from the ranges issue 14's "Done when" names (the seeds'
+    fleet: tick 45 s, cooldown 120 s, 24 h; boot 300-420 MB, base 500-600 MB, jitter
+    20-60 MB, leak 0.08-0.3 MB/request, rps 0.8-3), not chosen by hand. The leak cv is
+    drawn from 0.4-1.0 and one fleet in three is whole MB. A draw whose lowest jittered
+    limit is not 15 MB above boot is drawn again (its workers would recycle at birth:
+    fleetsim's startup check refuses such a scenario, and DOMAIN.md's jitter-floor rule)."""
+    import random
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        boot, base, jitter = rng.uniform(300, 420), rng.uniform(500, 600), rng.uniform(20, 60)
+        if base - jitter - boot < 15:
+            continue
+        out.append(F(round(boot), round(base), round(jitter), round(rng.uniform(0.08, 0.3), 3),
+                     round(rng.uniform(0.4, 1.0), 2), round(rng.uniform(0.8, 3.0), 2), 45, 120,
+                     whole=(len(out) % 3 == 2), note=f"held out, drawn (seed {seed})"))
+    return out
+
+
+HELDOUT_FIRST = len(GRID)
+GRID += _heldout()
+
 QUICK_FLEETS = [0, 8]
 WHATIF_FLEETS = [0, 3, 8]
 

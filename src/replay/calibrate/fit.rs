@@ -15,6 +15,7 @@
 
 use super::super::analyse::regimes;
 use super::super::analyse::window;
+use super::active::{Active, Jacobian};
 use super::moments::{self, Context, Moments, Sample};
 use crate::engine::rng::mix64;
 use crate::scenario::{Override, Scenario};
@@ -31,12 +32,11 @@ pub struct Theta {
     pub ln_cv: f64,
     pub ln_rps: f64,
     /// The sampling interval, fitted when the recording has no holds to
-    /// infer it from (`Problem::active` is then `DIM`).
+    /// infer it from (`Problem::active` then moves it).
     pub ln_tick: f64,
 }
 
-/// Parameters and statistics; the last pair (tick, slope boot statistic)
-/// is active only when the tick is not known.
+/// Parameters and statistics; which pairs a fit uses is `Problem::active`.
 pub const DIM: usize = 7;
 
 impl Theta {
@@ -141,9 +141,10 @@ pub struct Problem<'a> {
     /// Loads the base scenario with overrides (`None` when it refuses them).
     pub load: &'a (dyn Fn(&[Override]) -> Option<Scenario> + Sync),
     pub floor_boot: f64,
-    /// How many of the `DIM` parameters the fit moves: 6 with a known
-    /// tick, `DIM` without.
-    pub active: usize,
+    /// The parameters the fit moves and the statistic answering for each
+    /// (the rest keep their start: a known tick, a boot the RSS series
+    /// observed).
+    pub active: Active,
     pub progress: &'a (dyn Fn(usize) + Sync),
     pub done: &'a AtomicUsize,
 }
@@ -217,7 +218,7 @@ pub fn fit(p: &Problem, start: Theta, seeds: &[u64], iterations: usize) -> Optio
         let Some((mean, sd, _)) = mean_sd(&sims) else {
             break;
         };
-        let distance = distance(&target, &mean, &sd, p.active);
+        let distance = distance(&target, &mean, &sd, &p.active);
         if best.as_ref().is_none_or(|b| distance < b.distance) {
             best = Some(Fitted {
                 theta,
@@ -225,21 +226,25 @@ pub fn fit(p: &Problem, start: Theta, seeds: &[u64], iterations: usize) -> Optio
                 distance,
             });
         }
-        // Each parameter by its own statistic (the tick, paired with the
-        // slope statistic, waits for the Newton steps).
+        // Each parameter by its own statistic (the tick, paired with
+        // another, waits for the Newton steps).
         let mut v = theta.to_vec();
-        for j in 0..6 {
-            v[j] += target[j] - mean[j];
+        for &(j, s) in p.active.pairs() {
+            if j == s {
+                v[j] += target[j] - mean[j];
+            }
         }
         theta = Theta::from_vec(v).clamp(p.floor_boot);
     }
     best
 }
 
-/// The standardised distance over the first `n` statistics.
-fn distance(target: &[f64; DIM], mean: &[f64; DIM], sd: &[f64; DIM], n: usize) -> f64 {
-    (0..n)
-        .map(|j| ((target[j] - mean[j]) / sd[j].max(1e-9)).powi(2))
+/// The standardised distance over the active statistics.
+fn distance(target: &[f64; DIM], mean: &[f64; DIM], sd: &[f64; DIM], active: &Active) -> f64 {
+    active
+        .pairs()
+        .iter()
+        .map(|&(_, j)| ((target[j] - mean[j]) / sd[j].max(1e-9)).powi(2))
         .sum()
 }
 
@@ -250,8 +255,8 @@ fn distance(target: &[f64; DIM], mean: &[f64; DIM], sd: &[f64; DIM], n: usize) -
 pub fn jacobian(p: &Problem, theta: &Theta, seeds: &[u64], mean: &[f64; DIM]) -> Option<Jacobian> {
     // Steps: MB for the limits and boot, logs for the rest.
     let h = [2.0, 1.5, 12.0, 0.1, 0.1, 0.05, 0.15];
-    let mut j = Jacobian::IDENTITY.0;
-    for k in 0..p.active {
+    let mut jac = Jacobian::identity(p.active);
+    for (b, &(k, _)) in p.active.pairs().iter().enumerate() {
         let mut v = theta.to_vec();
         let mut step = h[k];
         if k == 2 && theta.boot_mb + step > theta.base_mb - theta.jitter_mb - 1.0 {
@@ -264,58 +269,11 @@ pub fn jacobian(p: &Problem, theta: &Theta, seeds: &[u64], mean: &[f64; DIM]) ->
             return None;
         }
         let (m, _, _) = mean_sd(&evaluate(p, &moved, seeds))?;
-        for i in 0..p.active {
-            j[i][k] = (m[i] - mean[i]) / actual;
+        for (a, &(_, i)) in p.active.pairs().iter().enumerate() {
+            jac.m[a][b] = (m[i] - mean[i]) / actual;
         }
     }
-    Some(Jacobian(j, p.active))
-}
-
-/// `d stat_i / d theta_k`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Jacobian(pub [[f64; DIM]; DIM], pub usize);
-
-impl Jacobian {
-    pub const IDENTITY: Jacobian = {
-        let mut m = [[0.0; DIM]; DIM];
-        let mut i = 0;
-        while i < DIM {
-            m[i][i] = 1.0;
-            i += 1;
-        }
-        Jacobian(m, DIM)
-    };
-
-    /// `x` with `J x = r` over the active block (the rest of `x` is 0),
-    /// by Gaussian elimination with partial pivoting; `None` when `J` is
-    /// singular.
-    pub fn solve(&self, r: &[f64; DIM]) -> Option<[f64; DIM]> {
-        let n = self.1;
-        let mut a = self.0;
-        let mut b = *r;
-        for c in 0..n {
-            let piv = (c..n).max_by(|x, y| a[*x][c].abs().total_cmp(&a[*y][c].abs()))?;
-            if !a[piv][c].is_finite() || a[piv][c].abs() < 1e-9 {
-                return None;
-            }
-            a.swap(c, piv);
-            b.swap(c, piv);
-            let pivot_row = a[c];
-            for row in c + 1..n {
-                let f = a[row][c] / pivot_row[c];
-                for (cell, p) in a[row][c..n].iter_mut().zip(&pivot_row[c..n]) {
-                    *cell -= f * p;
-                }
-                b[row] -= f * b[c];
-            }
-        }
-        let mut x = [0.0; DIM];
-        for c in (0..n).rev() {
-            let s: f64 = (c + 1..n).map(|k| a[c][k] * x[k]).sum();
-            x[c] = (b[c] - s) / a[c][c];
-        }
-        x.iter().all(|v| v.is_finite()).then_some(x)
-    }
+    Some(jac)
 }
 
 /// The largest move one Newton step makes per parameter (MB, MB, MB, and
@@ -328,16 +286,16 @@ const MAX_STEP: [f64; DIM] = [10.0, 10.0, 60.0, 0.5, 0.5, 0.2, 0.3];
 pub fn refine(p: &Problem, fitted: Fitted, seeds: &[u64], steps: usize) -> (Fitted, Jacobian) {
     let target = stat_vec(p.data);
     let Some((mean, _, _)) = mean_sd(&fitted.sims) else {
-        return (fitted, Jacobian::IDENTITY);
+        return (fitted, Jacobian::identity(p.active));
     };
     let Some(jac) = jacobian(p, &fitted.theta, seeds, &mean) else {
-        return (fitted, Jacobian::IDENTITY);
+        return (fitted, Jacobian::identity(p.active));
     };
     let mut best = fitted;
     let mut mean = mean;
     for _ in 0..steps {
         let r: [f64; DIM] = std::array::from_fn(|i| {
-            if i < p.active {
+            if p.active.uses(i) {
                 target[i] - mean[i]
             } else {
                 0.0
@@ -358,7 +316,7 @@ pub fn refine(p: &Problem, fitted: Fitted, seeds: &[u64], steps: usize) -> (Fitt
         let Some((m, sd, _)) = mean_sd(&sims) else {
             break;
         };
-        let distance = distance(&target, &m, &sd, p.active);
+        let distance = distance(&target, &m, &sd, &p.active);
         if distance >= best.distance {
             break;
         }
@@ -393,9 +351,17 @@ pub fn draws(
         .flatten()
         .map(|m| {
             let x = stat_vec(m);
-            let dev: [f64; DIM] =
-                std::array::from_fn(|j| if j < jac.1 { (x[j] - mean[j]) * k } else { 0.0 });
-            let dx = jac.solve(&dev).unwrap_or(dev);
+            let dev: [f64; DIM] = std::array::from_fn(|j| {
+                if jac.active.uses(j) {
+                    (x[j] - mean[j]) * k
+                } else {
+                    0.0
+                }
+            });
+            let dx = jac.solve(&dev).unwrap_or_else(|| {
+                // Singular: each parameter by its own statistic where it has one.
+                std::array::from_fn(|j| if jac.active.moves(j) { dev[j] } else { 0.0 })
+            });
             let v: [f64; DIM] = std::array::from_fn(|j| centre[j] + dx[j]);
             (Theta::from_vec(v).clamp(floor_boot), dev)
         })
@@ -431,14 +397,15 @@ pub fn score(data: &Moments, sims: &[Option<Moments>]) -> [f64; 3] {
 }
 
 /// The weight `w` of `a` in `w a + (1 - w) b` that makes the sum the most
-/// precise estimate of the parameter: the least `var / sensitivity^2`,
-/// with `sens` each statistic's change per unit of the parameter (a
-/// statistic stuck at a bound has no sensitivity and gets no weight).
-/// 0.5 with too few pairs or no sensitivity at all.
-pub fn best_weight(pairs: &[(f64, f64)], sens: (f64, f64)) -> f64 {
+/// precise estimate of the parameter, and that estimate's variance per
+/// unit of the parameter squared: the least `var / sensitivity^2`, with
+/// `sens` each statistic's change per unit of the parameter (a statistic
+/// stuck at a bound has no sensitivity and gets no weight). `(0.5, inf)`
+/// with too few pairs or no sensitivity at all.
+pub fn best_weight_cost(pairs: &[(f64, f64)], sens: (f64, f64)) -> (f64, f64) {
     let n = pairs.len() as f64;
     if pairs.len() < 4 || !(sens.0.is_finite() && sens.1.is_finite()) {
-        return 0.5;
+        return (0.5, f64::INFINITY);
     }
     let ma = pairs.iter().map(|p| p.0).sum::<f64>() / n;
     let mb = pairs.iter().map(|p| p.1).sum::<f64>() / n;
@@ -458,7 +425,11 @@ pub fn best_weight(pairs: &[(f64, f64)], sens: (f64, f64)) -> f64 {
         .map(|k| k as f64 / 40.0)
         .min_by(|a, b| cost(*a).total_cmp(&cost(*b)))
         .expect("non-empty");
-    if cost(best).is_finite() { best } else { 0.5 }
+    if cost(best).is_finite() {
+        (best, cost(best))
+    } else {
+        (0.5, f64::INFINITY)
+    }
 }
 
 /// `key=value` overrides as the loader takes them.

@@ -26,11 +26,20 @@
 //! Boot RSS and warm-up trade off in recycle rows (both only shift where a
 //! worker starts its linear growth): their sum is what is identified, and
 //! is reported as such.
+//!
+//! With an RSS series (`observed.rs`), boot and the leak velocity are
+//! measured per life and held fixed; the boot statistic then answers for
+//! the tick (unless holds gave it), and only the plain memory model is a
+//! candidate (the series' growth per request already folds in warm-up and
+//! steps).
 
+mod active;
 mod calibration;
 mod fit;
+mod fits;
 mod lognormal;
 pub mod moments;
+pub mod observed;
 mod output;
 
 use calibration::round;
@@ -42,8 +51,10 @@ use super::analyse::{infer, regimes};
 use super::recording::Recording;
 use crate::engine::rng::mix64;
 use crate::scenario::{Override, RawScenario};
+use active::Active;
 use fit::{Look, Problem, Theta};
 use moments::{Context, Moments, Shape};
+use observed::Observed;
 use std::sync::atomic::AtomicUsize;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -139,6 +150,19 @@ pub fn calibrate(
     seed: u64,
     budget: Budget,
     fit_tick: bool,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Calibration, CalibrateError> {
+    calibrate_observed(rec, base, seed, budget, fit_tick, None, progress)
+}
+
+/// `calibrate`, with what an RSS series observed of the regime's lives.
+pub fn calibrate_observed(
+    rec: &Recording,
+    base: &RawScenario,
+    seed: u64,
+    budget: Budget,
+    fit_tick: bool,
+    observed: Option<&Observed>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Calibration, CalibrateError> {
     let w = super::analyse::window(rec);
@@ -240,39 +264,87 @@ pub fn calibrate(
         workers,
         shape,
         overshoot_weight: 0.5,
+        overshoot_quantile: moments::OVERSHOOT_QUANTILE,
+        known_boot_mb: None,
     };
     let mut data = moments::moments(&sample, &context, MIN_ROWS)
         .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
-    // An overshoot statistic at its bound in the recording says nothing
-    // about boot (holds dominate the overshoot): the slope alone then.
-    let over_stuck = moments::moments(
-        &sample,
-        &Context {
-            overshoot_weight: 1.0,
-            ..context
-        },
-        MIN_ROWS,
-    )
-    .is_none_or(|m| m.boot_at_bound.is_some());
+    // An overshoot quantile at its bound in the recording says nothing
+    // about boot (holds dominate the overshoot); with every one there, the
+    // slope alone.
+    let eligible: Vec<usize> = (0..moments::OVERSHOOT_QUANTILES.len())
+        .filter(|&i| !data.boot_over_at[i].1)
+        .collect();
+    let over_stuck = eligible.is_empty();
     if over_stuck {
         context.overshoot_weight = 0.0;
         data = moments::moments(&sample, &context, MIN_ROWS)
             .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
     }
+    // An observed boot: the overshoot over it measures the tick.
+    let obs_boot = observed.and_then(Observed::boot);
+    let obs_vel = obs_boot.and(observed.and_then(Observed::velocity));
+    let tick_free = obs_boot.is_some() && tick.inferred.is_none() && !over_stuck;
+    let mut tick_start = tick_s;
+    if let Some(b) = obs_boot {
+        context.known_boot_mb = Some(b.mb);
+        context.overshoot_weight = if over_stuck { 0.0 } else { 1.0 };
+        // The lowest quantile off its bound: the one holds touch least.
+        if let Some(&i) = eligible.first() {
+            context.overshoot_quantile = moments::OVERSHOOT_QUANTILES[i];
+        }
+        data = moments::moments(&sample, &context, MIN_ROWS)
+            .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
+        let src = observed.map_or("", |o| o.source.as_str());
+        notes.push(format!(
+            "boot RSS observed in the RSS series ({src}): {:.1} MB, the median over {} lives; {}",
+            b.mb,
+            b.lives,
+            match obs_vel {
+                Some(v) => format!(
+                    "leak velocity observed too: lognormal mean {:.4} MB/request, cv {:.2}, over {} lives",
+                    v.mean, v.cv, v.lives
+                ),
+                None => "the leak velocity is fitted over that boot (the series counts no requests)".into(),
+            }
+        ));
+        if tick_free {
+            // Unheld samples come a uniform fraction of a tick after the
+            // crossing: the overshoot quantile over its target scales the tick.
+            let q = moments::quantile(&data.overshoot, context.overshoot_quantile);
+            let ratio = q / (2.0 * context.overshoot_quantile);
+            if ratio.is_finite() && ratio > 0.0 {
+                tick_start = tick_s * ratio.clamp(0.25, 4.0);
+            }
+        }
+    }
     // The tick moves with boot only where the two boot statistics can
     // separate them: no holds to infer it from, and an overshoot statistic
     // off its bound.
-    if fit_tick && tick.inferred.is_none() && (over_stuck || data.slope_at_bound) {
+    if obs_boot.is_none()
+        && fit_tick
+        && tick.inferred.is_none()
+        && (over_stuck || data.slope_at_bound)
+    {
         notes.push(
             "--fit-tick: the tick is not identifiable here (a boot statistic sits at its bound in \
              the recording, so only one of the two moves): kept the base's"
                 .into(),
         );
     }
-    let active = if tick.inferred.is_some() || over_stuck || data.slope_at_bound || !fit_tick {
-        6
+    let active = if obs_boot.is_some() {
+        let mut pairs = vec![(0, 0), (1, 1), (5, 5)];
+        if obs_vel.is_none() {
+            pairs.extend([(3, 3), (4, 4)]);
+        }
+        if tick_free {
+            pairs.push((6, 2));
+        }
+        Active::new(&pairs)
+    } else if tick.inferred.is_some() || over_stuck || data.slope_at_bound || !fit_tick {
+        Active::KNOWN_TICK
     } else {
-        fit::DIM
+        Active::ALL
     };
     let look = Look {
         whole_mb: sample.whole_mb,
@@ -289,6 +361,7 @@ pub fn calibrate(
             .as_ref()
             .is_some_and(|s| s.episodes_per_day > 0.0);
     let base_deferral = base.policy.busy_deferral;
+    let base_memory = base_memory && obs_boot.is_none();
     let mut candidates = vec![(Memory::Plain, false)];
     if base_memory {
         candidates.push((Memory::Base, false));
@@ -335,19 +408,21 @@ pub fn calibrate(
             Memory::Base => (leak.warmup_mb, leak.step_probability * leak.step_mean_mb),
         };
         let mean = (data.velocity_mean - steps).max(data.velocity_mean / 10.0);
+        let (mean, cv) = obs_vel.map_or((mean, data.velocity_cv), |v| (v.mean, v.cv));
         Theta {
             base_mb: data.base_mb,
             jitter_mb: data.jitter_mb,
-            boot_mb: data.boot_mb - warmup,
+            boot_mb: obs_boot.map_or(data.boot_mb - warmup, |b| b.mb),
             ln_mean: mean.ln(),
-            ln_cv: data.velocity_cv.max(0.05).ln(),
+            ln_cv: cv.max(0.05).ln(),
             ln_rps: data.rps.ln(),
-            ln_tick: tick_s.ln(),
+            ln_tick: tick_start.ln(),
         }
     };
     // The pilot: how the two boot statistics spread over windows at the
     // plain start, which sets their weights (least variance of the sum).
-    {
+    // An observed boot needs none: the overshoot statistic measures the tick.
+    if obs_boot.is_none() {
         let sets = structure_sets(Memory::Plain, false);
         let pilot_data = data.clone();
         let p = Problem {
@@ -374,35 +449,47 @@ pub fn calibrate(
         let delta = moved.boot_mb - at.boot_mb;
         let pilot = fit::evaluate(&p, &at, &fit_seeds);
         let pilot_moved = fit::evaluate(&p, &moved, &fit_seeds);
-        let pairs = |ms: &[Option<Moments>]| -> Vec<(f64, f64)> {
+        let pairs = |ms: &[Option<Moments>], i: usize| -> Vec<(f64, f64)> {
             ms.iter()
                 .flatten()
-                .map(|m| (m.boot_over, m.boot_slope))
+                .map(|m| (m.boot_over_at[i].0, m.boot_slope))
                 .collect()
         };
-        let (a, b) = (pairs(&pilot), pairs(&pilot_moved));
         let mean = |xs: &[(f64, f64)], j: usize| {
             xs.iter()
                 .map(|x| if j == 0 { x.0 } else { x.1 })
                 .sum::<f64>()
                 / xs.len().max(1) as f64
         };
-        let sens = (
-            (mean(&b, 0) - mean(&a, 0)) / delta,
-            (mean(&b, 1) - mean(&a, 1)) / delta,
-        );
-        let pairs = a;
-        let w = if over_stuck {
-            0.0
-        } else {
-            fit::best_weight(&pairs, sens)
+        // Each quantile off its bound, weighed with the slope statistic:
+        // the pair with the least variance per MB of boot wins.
+        let mut best: Option<(usize, f64, f64)> = None;
+        for &i in &eligible {
+            let (a, b) = (pairs(&pilot, i), pairs(&pilot_moved, i));
+            let sens = (
+                (mean(&b, 0) - mean(&a, 0)) / delta,
+                (mean(&b, 1) - mean(&a, 1)) / delta,
+            );
+            let (w, cost) = fit::best_weight_cost(&a, sens);
+            if cost.is_finite() && best.is_none_or(|x| cost < x.2) {
+                best = Some((i, w, cost));
+            }
+        }
+        let (qi, w) = match (best, eligible.last()) {
+            _ if over_stuck => (moments::OVERSHOOT_QUANTILES.len() - 1, 0.0),
+            (Some((i, w, _)), _) => (i, w),
+            (None, Some(&i)) => (i, 0.5),
+            (None, None) => (moments::OVERSHOOT_QUANTILES.len() - 1, 0.0),
         };
+        let pairs = pairs(&pilot, qi);
+        context.overshoot_quantile = moments::OVERSHOOT_QUANTILES[qi];
         context.overshoot_weight = w;
         data = moments::moments(&sample, &context, MIN_ROWS)
             .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
         notes.push(format!(
-            "boot: the overshoot statistic ({:.1} MB) weighed {w:.2}, the slope statistic ({:.1} MB) \
-             {:.2}, by their spread and sensitivity over {} simulated windows{}",
+            "boot: the overshoot statistic at its {:.1} quantile ({:.1} MB) weighed {w:.2}, the slope \
+             statistic ({:.1} MB) {:.2}, by their spread and sensitivity over {} simulated windows{}",
+            context.overshoot_quantile,
             data.boot_over,
             data.boot_slope,
             1.0 - w,
@@ -492,121 +579,23 @@ pub fn calibrate(
         Memory::Plain => 0.0,
         Memory::Base => leak.step_probability * leak.step_mean_mb,
     };
-    let spread = |xs: Vec<f64>| -> (Option<f64>, Option<f64>, Option<f64>) {
-        if xs.len() < 2 {
-            return (None, None, None);
-        }
-        let n = xs.len() as f64;
-        let m = xs.iter().sum::<f64>() / n;
-        let sd = (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-        let mut s = xs;
-        s.sort_by(f64::total_cmp);
-        let q = |p: f64| s[((p * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
-        (Some(sd), Some(q(0.025)), Some(q(0.975)))
-    };
     let point = theta.overrides();
-    let mut fits = Vec::new();
-    let hows = [
-        "midpoint of the uniform fitted to limit_mb (min/max widened by range/(n-1)), matched by simulation",
-        "half-width of the same uniform, matched by simulation",
-        "the boot RSS at which the overshoot in requests, (rss - limit) * requests / (rss - boot), has its 0.7 quantile at 1.4 half-ticks' requests (weighed with the slope of ln requests on ln(limit - boot) being 1); matched by simulation",
-        "mean of the lognormal fitted to (rss - boot) / requests, matched by simulation",
-        "cv of the same lognormal, matched by simulation",
-        "fleet rate from complete slot lives (or requests over the window), matched by simulation",
-        "fitted jointly with boot (the overshoot statistic is in ticks, the slope statistic is not)",
-    ];
-    for (j, (k, val)) in point.iter().enumerate() {
-        let xs: Vec<f64> = draws.iter().map(|(t, _)| t.overrides()[j].1).collect();
-        let (se, lo, hi) = spread(xs);
-        let mut how = hows[j].to_string();
-        let mut identified = true;
-        let mut at_bound = None;
-        if k == "policy.tick_s" && active < fit::DIM {
-            let (se, lo, hi) = (None, None, None);
-            let (identified, how) = match tick.inferred {
-                Some(_) => (
-                    true,
-                    format!("{} (no spread: sampling is a timer)", tick.how),
-                ),
-                None if fit_tick => (
-                    false,
-                    format!(
-                        "not identifiable ({}; the overshoot statistic is at its bound): the base's",
-                        tick.how
-                    ),
-                ),
-                None => (false, format!("not fitted ({}): the base's", tick.how)),
-            };
-            fits.push(Fit {
-                key: k.clone(),
-                value: tick_s,
-                se,
-                lo,
-                hi,
-                identified,
-                at_bound: None,
-                how,
-            });
-            continue;
-        }
-        if k == "fleet.boot_rss_mb" {
-            if let Some(b) = data.boot_at_bound {
-                at_bound = Some(b.to_string());
-                notes.push(format!(
-                    "boot RSS: the overshoot statistic sits at its {b} bound (the recording's \
-                     overshoots do not fit a linear growth from any boot); the value is the bound"
-                ));
-            }
-            if warmup > 0.0 {
-                identified = false;
-                how = format!(
-                    "boot + warm-up is identified (boot_plus_warmup_mb), not each: the base's \
-                     warm-up ({warmup:.1} MB) was kept and boot is the rest; {how}"
-                );
-            }
-        }
-        if k == "fleet.leak.mean_mb_per_request" && steps > 0.0 {
-            how = format!(
-                "{how}; the base's steps ({steps:.4} MB/request) on top (effective_mb_per_request is the sum)"
-            );
-        }
-        fits.push(Fit {
-            key: k.clone(),
-            value: *val,
-            se,
-            lo,
-            hi,
-            identified,
-            at_bound,
-            how,
-        });
-    }
-    // The identified sums, from the parameter draws.
-    let (se, lo, hi) = spread(draws.iter().map(|(t, _)| t.boot_mb + warmup).collect());
-    fits.push(Fit {
-        key: "boot_plus_warmup_mb".into(),
-        value: theta.boot_mb + warmup,
-        se,
-        lo,
-        hi,
-        identified: true,
-        at_bound: data.boot_at_bound.map(str::to_string),
-        how: "where a worker's linear growth starts: boot RSS plus warm-up (recycle rows cannot \
-              separate them)"
-            .into(),
-    });
-    let eff = theta.ln_mean.exp() + steps;
-    let (se, lo, hi) = spread(draws.iter().map(|(t, _)| t.ln_mean.exp() + steps).collect());
-    fits.push(Fit {
-        key: "effective_mb_per_request".into(),
-        value: eff,
-        se,
-        lo,
-        hi,
-        identified: true,
-        at_bound: None,
-        how: "mean growth per request, velocity and steps together".into(),
-    });
+    let fits = fits::reported(
+        &fits::Reported {
+            theta,
+            draws: &draws,
+            active,
+            tick: &tick,
+            tick_s,
+            fit_tick,
+            data: &data,
+            warmup,
+            steps,
+            observed_boot: obs_boot,
+            observed_velocity: obs_vel,
+        },
+        &mut notes,
+    );
     if !data.velocity_cv.is_finite() || data.velocity_cv < 0.02 {
         notes.push(
             "leak cv: the velocities barely differ; the cv is at the edge of what the rows resolve"

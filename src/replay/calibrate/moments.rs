@@ -260,21 +260,25 @@ fn overshoot_requests(r: &Row, b: f64) -> f64 {
     ((r.rss_mb - r.limit_mb).max(0.0) * r.requests / (r.rss_mb - b).max(1e-9)).max(0.0)
 }
 
-/// The quantile of the overshoot in half-ticks the boot statistic uses:
-/// high enough to sit near the sharp upper edge of the unheld recycles'
-/// overshoot (a sample comes a uniform fraction of a tick after the
-/// crossing, so it is uniform on (0, 2) half-ticks) and low enough to stay
-/// clear of the held ones in the tail.
+/// The quantiles of the overshoot in half-ticks the boot statistic may use
+/// (the calibration's pilot picks the most precise for the recording): an
+/// unheld recycle's sample comes a uniform fraction of a tick after the
+/// crossing, so its overshoot is uniform on (0, 2) half-ticks; held ones
+/// sit in the tail. 0.7 is near the sharp upper edge when holds are rare;
+/// where a third of the recycles were held it sits among them, and a lower
+/// quantile keeps the statistic on the unheld ones.
+pub const OVERSHOOT_QUANTILES: [f64; 3] = [0.3, 0.5, 0.7];
+
+/// The quantile used when nothing chose another.
 pub const OVERSHOOT_QUANTILE: f64 = 0.7;
 
-/// The quantile `OVERSHOOT_QUANTILE` of an unheld recycle's overshoot in
-/// half-ticks, 1.4; the simulation calibrates away what holds and discrete
-/// requests add.
-fn overshoot_target() -> f64 {
-    2.0 * OVERSHOOT_QUANTILE
+/// The quantile `q` of an unheld recycle's overshoot in half-ticks, `2 q`;
+/// the simulation calibrates away what holds and discrete requests add.
+fn overshoot_target(q: f64) -> f64 {
+    2.0 * q
 }
 
-fn quantile(sorted: &[f64], p: f64) -> f64 {
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -343,6 +347,9 @@ pub struct Moments {
     /// limit are its runway over its velocity, and velocity does not depend
     /// on the jittered limit).
     pub boot_over: f64,
+    /// `boot_over` at each of `OVERSHOOT_QUANTILES`, and whether it sits at
+    /// a bound of its search there (the pilot's choice).
+    pub boot_over_at: [(f64, bool); 3],
     pub boot_slope: f64,
     /// `boot_slope` sits at a bound of its search (the slope is below or
     /// above 1 for every boot): it then says nothing about boot or tick.
@@ -373,6 +380,13 @@ pub struct Context {
     /// rest is the slope statistic's): chosen once per calibration from
     /// the two statistics' spread over simulated windows.
     pub overshoot_weight: f64,
+    /// The quantile of the overshoot in half-ticks the overshoot statistic
+    /// uses (one of `OVERSHOOT_QUANTILES`, chosen with the weight).
+    pub overshoot_quantile: f64,
+    /// A boot an RSS series observed: the velocities and the overshoot in
+    /// requests are taken over it (the boot statistics are still computed:
+    /// with boot known they measure the tick).
+    pub known_boot_mb: Option<f64>,
 }
 
 fn sorted(mut v: Vec<f64>) -> Vec<f64> {
@@ -404,23 +418,27 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
             (tr.rps * cx.shape.factor(r.t_s - s.start_s) / cx.workers * cx.tick_s / 2.0).max(1e-9)
         })
         .collect();
-    let q_quantile = |b: f64| {
+    let q_quantile = |b: f64, p: f64| {
         let q: Vec<f64> = s
             .rows
             .iter()
             .zip(&half_tick)
             .map(|(r, h)| overshoot_requests(r, b) / h)
             .collect();
-        quantile(&sorted(q), OVERSHOOT_QUANTILE)
+        quantile(&sorted(q), p)
     };
-    let target = overshoot_target();
     let hi_over = s
         .rows
         .iter()
         .map(|r| r.rss_mb)
         .fold(f64::INFINITY, f64::min)
         - 0.5;
-    let (boot_over, over_bound) = solve(0.0, hi_over, |b| q_quantile(b) - target);
+    let over_at = |p: f64| solve(0.0, hi_over, |b| q_quantile(b, p) - overshoot_target(p));
+    let (boot_over, over_bound) = over_at(cx.overshoot_quantile);
+    let boot_over_at = OVERSHOOT_QUANTILES.map(|p| {
+        let (b, bound) = over_at(p);
+        (b, bound.is_some())
+    });
     let hi_slope = limits.iter().copied().fold(f64::INFINITY, f64::min) - 0.5;
     let (boot_slope, slope_bound) = solve(0.0, hi_slope, |b| 1.0 - slope(&s.rows, b));
     let w = cx.overshoot_weight.clamp(0.0, 1.0);
@@ -430,10 +448,11 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         (w, _, Some(b)) if w < 0.5 => Some(b),
         _ => None,
     };
+    let over_boot = cx.known_boot_mb.unwrap_or(boot_mb);
     let ln_v: Vec<f64> = s
         .rows
         .iter()
-        .map(|r| (r.rss_mb - boot_mb) / r.requests)
+        .map(|r| (r.rss_mb - over_boot) / r.requests)
         .filter(|v| *v > 0.0)
         .map(f64::ln)
         .collect();
@@ -447,7 +466,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         s.rows
             .iter()
             .zip(&half_tick)
-            .map(|(r, h)| overshoot_requests(r, boot_mb) / h)
+            .map(|(r, h)| overshoot_requests(r, over_boot) / h)
             .collect(),
     );
     let hours = ((s.end_s - s.start_s) / 3600.0).max(1e-9);
@@ -456,6 +475,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         jitter_mb,
         boot_mb,
         boot_over,
+        boot_over_at,
         boot_slope,
         slope_at_bound: slope_bound.is_some(),
         boot_at_bound,
@@ -509,6 +529,8 @@ mod tests {
             workers: 6.0,
             shape: Shape::CONSTANT,
             overshoot_weight: 1.0,
+            overshoot_quantile: OVERSHOOT_QUANTILE,
+            known_boot_mb: None,
         };
         // Force the rate the test assumes: requests over the span give it.
         let total: f64 = s.rows.iter().map(|r| r.requests).sum();

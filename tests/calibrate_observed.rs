@@ -1,0 +1,151 @@
+//! Calibration with an RSS series: boot and the leak velocity are observed
+//! per life and held fixed, and the overshoot past the limit then measures
+//! the tick, which recycle rows alone confound with boot.
+
+mod common;
+
+use common::scenario;
+use fleetsim::Sim;
+use fleetsim::metrics::CsvObserver;
+use fleetsim::replay::calibrate::observed::Observed;
+use fleetsim::replay::calibrate::{Budget, Calibration, calibrate, calibrate_observed};
+use fleetsim::replay::{Recording, import};
+use fleetsim::scenario::RawScenario;
+use rand::SeedableRng;
+use rand_distr::{Distribution, LogNormal, Normal};
+
+/// A plain-leak fleet sampled every 45 s, recorded as platform recycle rows.
+const TRUTH: &[&str] = &[
+    "run.duration_h=24",
+    "fleet.boot_rss_mb=420",
+    "fleet.leak.mean_mb_per_request=0.15",
+    "fleet.leak.cv=0.6",
+    "fleet.leak.warmup_mb=0",
+    "fleet.leak.step_probability=0",
+    "policy.base_limit_mb=540",
+    "policy.jitter_mb=30",
+    "policy.hard_limit_mb=690",
+    "policy.tick_s=45",
+    "workload.rps=1.6",
+    "workload.profile=constant",
+    "policy.busy_deferral=false",
+];
+
+fn rows(seed: u64) -> Recording {
+    let sc = scenario(TRUTH);
+    let (mut events, mut timeline) = (Vec::new(), Vec::new());
+    let mut obs = CsvObserver::new(
+        &mut events,
+        &mut timeline,
+        sc.policy.base_limit_mb,
+        sc.policy.hard_limit_mb,
+    );
+    Sim::new(&sc, seed, &mut obs).run().expect("runs");
+    obs.finish().expect("in memory");
+    let full = String::from_utf8(events).unwrap();
+    let all = Recording::assemble(vec![import::parse("sim.csv", &full).unwrap()]).unwrap();
+    let mut text = String::from("ts,event,instance,worker,rss_mb,limit_mb,requests\n");
+    for e in all.recycles() {
+        let (Some(rss), Some(limit), Some(n)) = (e.rss_mb, e.limit_mb, e.requests) else {
+            continue;
+        };
+        text += &format!(
+            "{:.3},worker_recycled,{},{},{rss:.1},{limit:.1},{n}\n",
+            e.t_s,
+            e.instance.as_deref().unwrap_or(""),
+            e.worker.as_deref().unwrap_or("")
+        );
+    }
+    Recording::assemble(vec![import::parse("rows.csv", &text).unwrap()]).unwrap()
+}
+
+/// The default scenario with the deployed tick wrong (30 s, the window's is 45 s).
+fn base() -> RawScenario {
+    let o = [fleetsim::scenario::parse_override("policy.tick_s=30").unwrap()];
+    fleetsim::scenario::load(
+        fleetsim::scenario::DEFAULT_SCENARIO,
+        "<base>",
+        &o,
+        &mut |p| Err(format!("no side files ({p})")),
+    )
+    .unwrap()
+    .0
+}
+
+/// What a series would show of 60 lives: boot 420 with a few MB of
+/// allocator noise, velocities from the fleet's lognormal.
+fn observed() -> Observed {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+    let noise = Normal::new(0.0, 3.0).unwrap();
+    let (mean, cv) = (0.15f64, 0.6f64);
+    let s2 = (1.0 + cv * cv).ln();
+    let v = LogNormal::new(mean.ln() - s2 / 2.0, s2.sqrt()).unwrap();
+    Observed {
+        boot_mb: (0..60).map(|_| 420.0 + noise.sample(&mut rng)).collect(),
+        mb_per_request: (0..60).map(|_| v.sample(&mut rng)).collect(),
+        source: "test series: 60 lives".into(),
+    }
+}
+
+fn get<'a>(c: &'a Calibration, key: &str) -> &'a fleetsim::replay::calibrate::Fit {
+    c.get(key).unwrap_or_else(|| panic!("{key} missing"))
+}
+
+#[test]
+fn an_observed_boot_and_leak_are_kept_and_the_tick_is_fitted_over_them() {
+    let rec = rows(21);
+    let obs = observed();
+    let c = calibrate_observed(
+        &rec,
+        &base(),
+        1,
+        Budget::DEFAULT,
+        false,
+        Some(&obs),
+        &|_| (),
+    )
+    .expect("calibrates");
+    let boot = get(&c, "fleet.boot_rss_mb");
+    assert!((boot.value - 420.0).abs() < 3.0, "{boot:?}");
+    assert!(boot.how.starts_with("observed"), "{}", boot.how);
+    let leak = get(&c, "fleet.leak.mean_mb_per_request");
+    assert!(leak.how.starts_with("observed"), "{}", leak.how);
+    assert!((leak.value - 0.15).abs() < 0.15 * 0.15, "{leak:?}");
+    // The tick: fitted from the base's 30 s to the window's 45 s.
+    let tick = get(&c, "policy.tick_s");
+    assert!(tick.identified, "{tick:?}");
+    assert!((tick.value - 45.0).abs() < 9.0, "{tick:?}");
+    for (key, truth, tol) in [
+        ("policy.base_limit_mb", 540.0, 540.0 * 0.02),
+        ("policy.jitter_mb", 30.0, 6.0),
+        ("workload.rps", 1.6, 1.6 * 0.05),
+    ] {
+        let v = get(&c, key).value;
+        assert!((v - truth).abs() <= tol, "{key}: {v} vs {truth}");
+    }
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("observed in the RSS series")),
+        "{:?}",
+        c.notes
+    );
+    // Without the series the same rows keep the base's 30 s tick.
+    let plain = calibrate(&rec, &base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    let t = get(&plain, "policy.tick_s");
+    assert!(!t.identified && t.value == 30.0, "{t:?}");
+}
+
+#[test]
+fn too_short_a_series_changes_nothing() {
+    let rec = rows(22);
+    let few = Observed {
+        boot_mb: vec![420.0; 3],
+        mb_per_request: vec![0.15; 3],
+        source: "3 lives".into(),
+    };
+    let with =
+        calibrate_observed(&rec, &base(), 1, Budget::TINY, false, Some(&few), &|_| ()).unwrap();
+    let without = calibrate(&rec, &base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    assert_eq!(with.fits, without.fits);
+}
