@@ -35,6 +35,7 @@
 
 mod active;
 mod calibration;
+mod client;
 mod fit;
 mod fits;
 mod lognormal;
@@ -556,7 +557,7 @@ pub fn calibrate_observed(
             chosen: i == best,
         })
         .collect();
-    let (memory, deferral, sets, fitted, _) = results.swap_remove(best);
+    let (memory, deferral, mut sets, fitted, _) = results.swap_remove(best);
 
     // Draws: fresh windows at the fitted point.
     let p = Problem {
@@ -565,6 +566,33 @@ pub fn calibrate_observed(
     };
     // Newton steps for the chosen structure, with the Jacobian at its point.
     let (fitted, jac) = fit::refine(&p, fitted, &fit_seeds, budget.refine);
+    // The client's stale window, where the recording has canary events.
+    let canary = rec
+        .events
+        .iter()
+        .filter(|e| e.t_s >= v.start_s && e.t_s <= v.end_s);
+    let client_fit = if rec.events.iter().any(|e| e.kind.is_canary()) {
+        let target = client::Target {
+            retry_ok: canary
+                .filter(|e| e.is(crate::metrics::EventKind::RetryOk))
+                .count(),
+            recycles: v.recycles.len(),
+        };
+        let seeds = &fit_seeds[..fit_seeds.len().min(8)];
+        client::fit(&p, &fitted.theta, seeds, target, base.client.stale_window_s)
+    } else {
+        None
+    };
+    let p = match &client_fit {
+        Some((o, _)) => {
+            sets.push(o.clone());
+            Problem {
+                sets: sets.clone(),
+                ..p
+            }
+        }
+        None => p,
+    };
     let draw_seeds = fit::seeds(key, 2, budget.draws);
     let draw_sims = fit::evaluate(&p, &fitted.theta, &draw_seeds);
     let draws = fit::draws(&fitted.theta, &draw_sims, budget.seeds, floor_boot, &jac);
@@ -580,7 +608,7 @@ pub fn calibrate_observed(
         Memory::Base => leak.step_probability * leak.step_mean_mb,
     };
     let point = theta.overrides();
-    let fits = fits::reported(
+    let mut fits = fits::reported(
         &fits::Reported {
             theta,
             draws: &draws,
@@ -596,6 +624,9 @@ pub fn calibrate_observed(
         },
         &mut notes,
     );
+    if let Some((_, f)) = client_fit {
+        fits.push(f);
+    }
     if !data.velocity_cv.is_finite() || data.velocity_cv < 0.02 {
         notes.push(
             "leak cv: the velocities barely differ; the cv is at the edge of what the rows resolve"
