@@ -13,7 +13,9 @@
 //! A line with no recycle to join stays a pressure event of its own.
 
 use super::import::ImportError;
+use super::join::join;
 use super::recording::{Event, Part, PressureNote, Recording};
+use super::series::{KeyIndex, MAX_SAMPLES, Series};
 use super::time::Axis;
 
 /// How far in time a pressure log line may be from its recycle.
@@ -22,10 +24,12 @@ pub const ATTACH_WINDOW_S: f64 = 60.0;
 impl Recording {
     /// One recording from imported files, in the order given.
     pub fn assemble(parts: Vec<Part>) -> Result<Recording, ImportError> {
+        refuse_repeats(&parts)?;
         let axis = common_axis(&parts)?;
         let (mut sources, mut events, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut series = Series::default();
+        let mut keys = KeyIndex::default();
         for (i, part) in parts.into_iter().enumerate() {
-            sources.push(part.source);
             events.extend(part.events.into_iter().map(|mut e| {
                 e.origin.source = i;
                 e
@@ -34,9 +38,32 @@ impl Recording {
                 n.origin.source = i;
                 n
             }));
+            let local: Vec<usize> = (part.series.keys.into_iter())
+                .map(|k| keys.get(&mut series, k))
+                .collect();
+            series
+                .samples
+                .extend(part.series.samples.into_iter().map(|mut x| {
+                    x.key = local[x.key];
+                    x.origin.source = i;
+                    x
+                }));
+            if series.samples.len() > MAX_SAMPLES {
+                return Err(ImportError::file(
+                    &part.source.name,
+                    format!("the RSS series pass {MAX_SAMPLES} samples in all: thin them"),
+                ));
+            }
+            sources.push(part.source);
         }
-        events
-            .sort_by(|a: &Event, b: &Event| a.t_s.total_cmp(&b.t_s).then(a.origin.cmp(&b.origin)));
+        let by_time = |a: &Event, b: &Event| a.t_s.total_cmp(&b.t_s).then(a.origin.cmp(&b.origin));
+        events.sort_by(by_time);
+        series
+            .samples
+            .sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.origin.cmp(&b.origin)));
+        let (events, duplicates_dropped) = drop_duplicates(events);
+        let (events, agreements) = join(events, &sources);
+        let mut events = events;
         for note in &mut notes {
             note.attached_to = nearest_recycle(&events, note);
             if let Some(i) = note.attached_to {
@@ -48,8 +75,63 @@ impl Recording {
             axis,
             events,
             notes,
+            series,
+            agreements,
+            duplicates_dropped,
         })
     }
+}
+
+/// The same file given twice would count every event twice: refused.
+fn refuse_repeats(parts: &[Part]) -> Result<(), ImportError> {
+    for (i, a) in parts.iter().enumerate() {
+        if let Some(b) = parts[..i]
+            .iter()
+            .find(|b| b.digest != 0 && b.digest == a.digest)
+        {
+            return Err(ImportError::file(
+                &a.source.name,
+                format!(
+                    "the same content as {} (identical files): give each recording once, \
+                     or every event would count twice",
+                    crate::text::one_line(&b.source.name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Drops events identical (all but their line) to an event of an earlier
+/// file at the same time: overlapping exports of one instrument.
+fn drop_duplicates(events: Vec<Event>) -> (Vec<Event>, usize) {
+    let mut keep = vec![true; events.len()];
+    let mut start = 0;
+    while start < events.len() {
+        let end = start + events[start..].partition_point(|e| e.t_s == events[start].t_s);
+        for i in start..end {
+            let twin = (start..i).any(|j| {
+                keep[j]
+                    && events[j].origin.source != events[i].origin.source
+                    && same_but_origin(&events[j], &events[i])
+            });
+            keep[i] = !twin;
+        }
+        start = end;
+    }
+    let dropped = keep.iter().filter(|k| !**k).count();
+    let kept = events
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(e, k)| k.then_some(e))
+        .collect();
+    (kept, dropped)
+}
+
+fn same_but_origin(a: &Event, b: &Event) -> bool {
+    let mut b = b.clone();
+    b.origin = a.origin;
+    *a == b
 }
 
 fn common_axis(parts: &[Part]) -> Result<Option<Axis>, ImportError> {

@@ -25,8 +25,10 @@ mod assemble;
 pub mod calibrate;
 pub mod export;
 pub mod import;
+mod join;
 pub mod recording;
 pub mod render;
+pub mod series;
 pub mod time;
 pub mod validate;
 pub mod whatif;
@@ -34,4 +36,9 @@ pub mod whatif;
 pub use analyse::{Analysis, Knobs, Options, analyse};
 pub use assemble::ATTACH_WINDOW_S;
 pub use import::ImportError;
-pub use recording::{Event, Format, Kind, Lease, Origin, Part, PressureNote, Recording, Source};
+pub use join::JOIN_WINDOW_S;
+pub use recording::{
+    Agreement, Event, Format, InstanceFrom, Kind, Lease, Origin, Part, PressureNote, Recording,
+    Source,
+};
+pub use series::{Observed, RssLifetime, Sample, Series, SeriesKey};
