@@ -154,6 +154,38 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     Ok(part)
 }
 
+/// Words a server log's file name may start with before its instance.
+const NAME_WORDS: [&str; 7] = [
+    "gunicorn",
+    "uvicorn",
+    "uwsgi",
+    "puma",
+    "passenger",
+    "error",
+    "access",
+];
+
+/// A server log's instance from its file name: the name up to its first
+/// `.`, less leading `NAME_WORDS` each followed by `-`, `_` or `.`
+/// (`logs/gunicorn-inst-A.log` -> `inst-A`, `gunicorn-error-b.log` -> `b`);
+/// the whole stem when nothing is left (`gunicorn.log` -> `gunicorn`).
+pub fn instance_from_file_name(path: &str) -> Option<String> {
+    let file = path.rsplit(['/', '\\']).next()?;
+    let stem = file.split('.').next().filter(|s| !s.is_empty())?;
+    let mut rest = stem;
+    'strip: loop {
+        for w in NAME_WORDS {
+            let lower = rest.to_ascii_lowercase();
+            if lower.starts_with(w) && rest[w.len()..].starts_with(['-', '_']) {
+                rest = &rest[w.len() + 1..];
+                continue 'strip;
+            }
+        }
+        break;
+    }
+    Some(if rest.is_empty() { stem } else { rest }.to_string())
+}
+
 /// FNV-1a, 64 bits: the digest `assemble` compares to refuse a file given twice.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -199,6 +231,46 @@ mod tests {
         assert_eq!(detect("{\"ts\": 1}\n"), Some(Format::Jsonl));
         assert_eq!(detect("20:15:38 retry_ok\n"), Some(Format::Log));
         assert_eq!(detect("name = \"x\"\n[policy]\n"), None);
+    }
+
+    #[test]
+    fn instances_from_file_names() {
+        let name = |p| instance_from_file_name(p);
+        assert_eq!(name("logs/gunicorn-inst-A.log").as_deref(), Some("inst-A"));
+        assert_eq!(name("gunicorn_error-b.log.1").as_deref(), Some("b"));
+        assert_eq!(name("inst-C.log").as_deref(), Some("inst-C"));
+        assert_eq!(name("gunicorn.log").as_deref(), Some("gunicorn"));
+        assert_eq!(name("/x/.hidden"), None);
+    }
+
+    #[test]
+    fn server_logs_and_documents_are_detected() {
+        let g = "[2026-12-01 13:25:41 +0000] [1234] [INFO] Booting worker with pid: 1234\n";
+        assert_eq!(detect(g), Some(Format::Gunicorn));
+        assert_eq!(
+            detect("INFO:     Started server process [7]\n"),
+            Some(Format::Uvicorn)
+        );
+        assert_eq!(
+            detect("...The work of process 9 is done. Seeya!\n"),
+            Some(Format::Uwsgi)
+        );
+        assert_eq!(
+            detect(
+                "[42] PumaWorkerKiller: Rolling Restart. 2 workers consuming total: 9 mb. Sending TERM to pid 43.\n"
+            ),
+            Some(Format::PumaWorkerKiller)
+        );
+        assert_eq!(detect("ts,instance,worker,rss_mb\n"), Some(Format::RssCsv));
+        assert_eq!(
+            detect("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}"),
+            Some(Format::Prometheus)
+        );
+        assert_eq!(
+            detect("{\n \"apiVersion\": \"v1\",\n \"kind\": \"Pod\"\n}\n"),
+            Some(Format::Kubernetes)
+        );
+        assert_eq!(detect("\u{feff}ts,event\n1,retry_ok\n"), Some(Format::Csv));
     }
 
     #[test]

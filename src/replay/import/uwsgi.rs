@@ -41,10 +41,13 @@ fn pair(text: &str) -> (Option<u64>, Option<u64>) {
         return (None, None);
     };
     let mut it = inner.split(">=").map(|s| {
-        s.trim()
-            .trim_end_matches(|c| c == ')' || c == '.')
-            .parse()
-            .ok()
+        let digits: String = s
+            .trim()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .take(20)
+            .collect();
+        digits.parse().ok()
     });
     (it.next().flatten(), it.next().flatten())
 }
