@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(p.events[1].worker.as_deref(), Some("102"));
         assert_eq!(p.events[3].trigger, None, "an exit with no reason logged");
         assert_eq!(p.source.unparsed_count, 0);
-        assert_eq!(p.source.rules["Booting worker with pid: "], 4);
+        assert_eq!(p.source.rules["Booting worker with pid"], 4);
         assert_eq!(p.source.rules["gunicorn: Worker exiting (pid: N)"], 4);
     }
 

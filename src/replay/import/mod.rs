@@ -104,9 +104,12 @@ pub fn detect(text: &str) -> Option<Format> {
     logs::looks_like(text).then_some(Format::Log)
 }
 
+/// A format's test of one line.
+type LooksLike = fn(&str) -> bool;
+
 /// The server whose log line this is, if any.
 fn server_format(line: &str) -> Option<Format> {
-    let checks: [(fn(&str) -> bool, Format); 5] = [
+    let checks: [(LooksLike, Format); 5] = [
         (gunicorn::looks_like, Format::Gunicorn),
         (passenger::looks_like, Format::Passenger),
         (puma::looks_like, Format::PumaWorkerKiller),

@@ -138,7 +138,7 @@ pub fn parse(name: &str, text: &str, format: Format, rule: Rule) -> Part {
                 continue;
             }
         }
-        source.fired(label);
+        source.fired(label.trim_end_matches([' ', ':', '[']));
         if let Some(t) = t {
             apply(&mut st, fired, t, origin);
         }
