@@ -265,4 +265,45 @@ mod tests {
         assert_eq!(r.notes[0].attached_to, Some(0));
         assert_eq!(r.events[0].pressure, Some(false));
     }
+
+    fn jsonl(name: &str, text: &str) -> Part {
+        crate::replay::import::parse(name, text).unwrap()
+    }
+
+    #[test]
+    fn two_instruments_of_one_recycle_count_once() {
+        let rows = "{\"ts\": 1796130598, \"event\": \"worker_recycled\", \"instance\": \"a\", \"worker\": \"101\", \"rss_mb\": 540}\n\
+                    {\"ts\": 1796131000, \"event\": \"worker_recycled\", \"instance\": \"a\", \"worker\": \"102\"}\n";
+        let mut log = jsonl(
+            "gunicorn-a.log",
+            "[2026-12-01 13:10:00 +0000] [101] [INFO] Worker exiting (pid: 101)\n\
+             [2026-12-01 13:20:00 +0000] [103] [INFO] Worker exiting (pid: 103)\n",
+        );
+        log.set_instance("a", crate::replay::InstanceFrom::FileName);
+        let r = Recording::assemble(vec![jsonl("t.jsonl", rows), log]).unwrap();
+        assert_eq!(
+            r.recycles().count(),
+            3,
+            "101 joined; 102 and 103 stay their own"
+        );
+        assert_eq!(r.events[0].rss_mb, Some(540.0));
+        assert_eq!(r.events[0].origin.source, 0, "the richer row is kept");
+        let g = &r.agreements[0];
+        assert_eq!((g.matched, g.events), (1, 2));
+    }
+
+    #[test]
+    fn repeats_are_refused_and_duplicate_rows_dropped() {
+        let a = "ts,event,instance\n10,retry_ok,a\n20,worker_recycled,a\n";
+        let e = Recording::assemble(vec![jsonl("x.csv", a), jsonl("y.csv", a)]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("y.csv: the same content as x.csv"),
+            "{e}"
+        );
+        let b = "ts,event,instance\n10,retry_ok,a\n30,retry_ok,a\n";
+        let r = Recording::assemble(vec![jsonl("x.csv", a), jsonl("z.csv", b)]).unwrap();
+        assert_eq!(r.duplicates_dropped, 1);
+        assert_eq!(r.events.len(), 3);
+    }
 }
