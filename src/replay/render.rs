@@ -96,7 +96,7 @@ fn source(o: &mut Out, s: &super::Source) {
             super::InstanceFrom::Flag => "from --instance",
             super::InstanceFrom::FileName => "from the file name",
         };
-        o.line(format!("    instance {i} ({how})"));
+        o.line(format!("    instance {} ({how})", crate::text::one_line(i)));
     }
     if !s.rules.is_empty() {
         let rules: Vec<String> = s.rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
