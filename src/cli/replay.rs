@@ -30,6 +30,15 @@ pub struct ReplayArgs {
     /// platform log lines (format detected per file).
     #[arg(required = true, value_name = "RECORDING")]
     pub recordings: Vec<PathBuf>,
+    /// The instance a file's events belong to when its lines name none
+    /// (a server's log): `FILE=NAME`, repeatable, FILE as given among the
+    /// recordings (or its file name). Without it, a server log's instance
+    /// comes from its file name: the name up to its first `.`, less any
+    /// leading `gunicorn-`, `uvicorn-`, `uwsgi-`, `puma-`, `passenger-`,
+    /// `error-`, `access-` words (`logs/gunicorn-inst-A.log` -> `inst-A`).
+    /// Example: --instance logs/a/error.log=inst-A --instance logs/b/error.log=inst-B
+    #[arg(long = "instance", value_name = "FILE=NAME")]
+    pub instance: Vec<String>,
     /// Scenario whose policy (cooldown, tick, pressure cooldown, lease TTL)
     /// places the gap buckets; without it the recording's inferred values are used.
     #[arg(long)]
@@ -84,6 +93,40 @@ fn import(path: &Path) -> Result<replay::Part, Failure> {
     replay::import::read(&name, file).map_err(|e| Failure::input(e.to_string()))
 }
 
+/// For each recording, the instance `--instance FILE=NAME` gives it.
+fn instance_names(args: &ReplayArgs) -> Result<Vec<Option<String>>, Failure> {
+    let mut out: Vec<Option<String>> = vec![None; args.recordings.len()];
+    for flag in &args.instance {
+        let bad = |why: &str| {
+            Failure::input(format!(
+                "--instance {}: {why} (expected FILE=NAME, FILE one of the recordings)",
+                fleetsim::text::one_line(flag)
+            ))
+        };
+        let (file, name) = flag.rsplit_once('=').ok_or_else(|| bad("no `=`"))?;
+        if name.is_empty() || name.chars().any(char::is_control) {
+            return Err(bad("an empty or unprintable name"));
+        }
+        let as_given = |p: &PathBuf| p.as_os_str() == file;
+        let by_name = |p: &PathBuf| p.file_name().is_some_and(|n| n == file);
+        let mut hits: Vec<usize> = (0..args.recordings.len())
+            .filter(|&i| as_given(&args.recordings[i]))
+            .collect();
+        if hits.is_empty() {
+            hits = (0..args.recordings.len())
+                .filter(|&i| by_name(&args.recordings[i]))
+                .collect();
+        }
+        match hits.as_slice() {
+            [i] if out[*i].is_none() => out[*i] = Some(name.to_string()),
+            [_] => return Err(bad("a second name for one file")),
+            [] => return Err(bad("not one of the recordings")),
+            _ => return Err(bad("names several recordings: give the path as written")),
+        }
+    }
+    Ok(out)
+}
+
 fn options(args: &ReplayArgs) -> Result<Options, Failure> {
     if !(args.canary_window_s.is_finite() && args.canary_window_s > 0.0) {
         return Err(Failure::input(
@@ -124,11 +167,23 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
             "--seeds must be between 1 and {MAX_SEEDS}"
         )));
     }
-    let parts = args
+    let names = instance_names(&args)?;
+    let mut parts = args
         .recordings
         .iter()
         .map(|p| import(p))
         .collect::<Result<Vec<_>, _>>()?;
+    for (part, name) in parts.iter_mut().zip(names) {
+        match name {
+            Some(n) => part.set_instance(&n, replay::InstanceFrom::Flag),
+            None if part.source.format.is_server_log() => {
+                if let Some(n) = replay::import::instance_from_file_name(&part.source.name) {
+                    part.set_instance(&n, replay::InstanceFrom::FileName);
+                }
+            }
+            None => {}
+        }
+    }
     let rec = Recording::assemble(parts).map_err(|e| Failure::input(e.to_string()))?;
     let analysis = replay::analyse(&rec, &opts);
     let json = serde_json::to_string_pretty(&analysis).map_err(|e| Failure::run(e.to_string()))?;

@@ -13,7 +13,9 @@
 //! A line with no recycle to join stays a pressure event of its own.
 
 use super::import::ImportError;
+use super::join::join;
 use super::recording::{Event, Part, PressureNote, Recording};
+use super::series::{KeyIndex, MAX_SAMPLES, Series};
 use super::time::Axis;
 
 /// How far in time a pressure log line may be from its recycle.
@@ -22,10 +24,12 @@ pub const ATTACH_WINDOW_S: f64 = 60.0;
 impl Recording {
     /// One recording from imported files, in the order given.
     pub fn assemble(parts: Vec<Part>) -> Result<Recording, ImportError> {
+        refuse_repeats(&parts)?;
         let axis = common_axis(&parts)?;
         let (mut sources, mut events, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut series = Series::default();
+        let mut keys = KeyIndex::default();
         for (i, part) in parts.into_iter().enumerate() {
-            sources.push(part.source);
             events.extend(part.events.into_iter().map(|mut e| {
                 e.origin.source = i;
                 e
@@ -34,9 +38,32 @@ impl Recording {
                 n.origin.source = i;
                 n
             }));
+            let local: Vec<usize> = (part.series.keys.into_iter())
+                .map(|k| keys.get(&mut series, k))
+                .collect();
+            series
+                .samples
+                .extend(part.series.samples.into_iter().map(|mut x| {
+                    x.key = local[x.key];
+                    x.origin.source = i;
+                    x
+                }));
+            if series.samples.len() > MAX_SAMPLES {
+                return Err(ImportError::file(
+                    &part.source.name,
+                    format!("the RSS series pass {MAX_SAMPLES} samples in all: thin them"),
+                ));
+            }
+            sources.push(part.source);
         }
-        events
-            .sort_by(|a: &Event, b: &Event| a.t_s.total_cmp(&b.t_s).then(a.origin.cmp(&b.origin)));
+        let by_time = |a: &Event, b: &Event| a.t_s.total_cmp(&b.t_s).then(a.origin.cmp(&b.origin));
+        events.sort_by(by_time);
+        series
+            .samples
+            .sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.origin.cmp(&b.origin)));
+        let (events, duplicates_dropped) = drop_duplicates(events);
+        let (events, agreements) = join(events, &sources);
+        let mut events = events;
         for note in &mut notes {
             note.attached_to = nearest_recycle(&events, note);
             if let Some(i) = note.attached_to {
@@ -48,8 +75,63 @@ impl Recording {
             axis,
             events,
             notes,
+            series,
+            agreements,
+            duplicates_dropped,
         })
     }
+}
+
+/// The same file given twice would count every event twice: refused.
+fn refuse_repeats(parts: &[Part]) -> Result<(), ImportError> {
+    for (i, a) in parts.iter().enumerate() {
+        if let Some(b) = parts[..i]
+            .iter()
+            .find(|b| b.digest != 0 && b.digest == a.digest)
+        {
+            return Err(ImportError::file(
+                &a.source.name,
+                format!(
+                    "the same content as {} (identical files): give each recording once, \
+                     or every event would count twice",
+                    crate::text::one_line(&b.source.name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Drops events identical (all but their line) to an event of an earlier
+/// file at the same time: overlapping exports of one instrument.
+fn drop_duplicates(events: Vec<Event>) -> (Vec<Event>, usize) {
+    let mut keep = vec![true; events.len()];
+    let mut start = 0;
+    while start < events.len() {
+        let end = start + events[start..].partition_point(|e| e.t_s == events[start].t_s);
+        for i in start..end {
+            let twin = (start..i).any(|j| {
+                keep[j]
+                    && events[j].origin.source != events[i].origin.source
+                    && same_but_origin(&events[j], &events[i])
+            });
+            keep[i] = !twin;
+        }
+        start = end;
+    }
+    let dropped = keep.iter().filter(|k| !**k).count();
+    let kept = events
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(e, k)| k.then_some(e))
+        .collect();
+    (kept, dropped)
+}
+
+fn same_but_origin(a: &Event, b: &Event) -> bool {
+    let mut b = b.clone();
+    b.origin = a.origin;
+    *a == b
 }
 
 fn common_axis(parts: &[Part]) -> Result<Option<Axis>, ImportError> {
@@ -182,5 +264,46 @@ mod tests {
         .unwrap();
         assert_eq!(r.notes[0].attached_to, Some(0));
         assert_eq!(r.events[0].pressure, Some(false));
+    }
+
+    fn jsonl(name: &str, text: &str) -> Part {
+        crate::replay::import::parse(name, text).unwrap()
+    }
+
+    #[test]
+    fn two_instruments_of_one_recycle_count_once() {
+        let rows = "{\"ts\": 1796130598, \"event\": \"worker_recycled\", \"instance\": \"a\", \"worker\": \"101\", \"rss_mb\": 540}\n\
+                    {\"ts\": 1796131000, \"event\": \"worker_recycled\", \"instance\": \"a\", \"worker\": \"102\"}\n";
+        let mut log = jsonl(
+            "gunicorn-a.log",
+            "[2026-12-01 13:10:00 +0000] [101] [INFO] Worker exiting (pid: 101)\n\
+             [2026-12-01 13:20:00 +0000] [103] [INFO] Worker exiting (pid: 103)\n",
+        );
+        log.set_instance("a", crate::replay::InstanceFrom::FileName);
+        let r = Recording::assemble(vec![jsonl("t.jsonl", rows), log]).unwrap();
+        assert_eq!(
+            r.recycles().count(),
+            3,
+            "101 joined; 102 and 103 stay their own"
+        );
+        assert_eq!(r.events[0].rss_mb, Some(540.0));
+        assert_eq!(r.events[0].origin.source, 0, "the richer row is kept");
+        let g = &r.agreements[0];
+        assert_eq!((g.matched, g.events), (1, 2));
+    }
+
+    #[test]
+    fn repeats_are_refused_and_duplicate_rows_dropped() {
+        let a = "ts,event,instance\n10,retry_ok,a\n20,worker_recycled,a\n";
+        let e = Recording::assemble(vec![jsonl("x.csv", a), jsonl("y.csv", a)]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("y.csv: the same content as x.csv"),
+            "{e}"
+        );
+        let b = "ts,event,instance\n10,retry_ok,a\n30,retry_ok,a\n";
+        let r = Recording::assemble(vec![jsonl("x.csv", a), jsonl("z.csv", b)]).unwrap();
+        assert_eq!(r.duplicates_dropped, 1);
+        assert_eq!(r.events.len(), 3);
     }
 }

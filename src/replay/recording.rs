@@ -2,9 +2,11 @@
 //! one time axis, with where each came from, and the log lines that say
 //! "pressure" in their own vocabulary.
 
+use super::series::Series;
 use super::time::{Axis, TimeBase};
 use crate::metrics::{EventKind, LeaseOutcome};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// What happened. The simulator's labels, plus any other label a recording
 /// carries (kept and counted, never dropped).
@@ -180,6 +182,19 @@ pub enum Format {
     Csv,
     Jsonl,
     Log,
+    /// gunicorn's error log (and uvicorn's lines through UvicornWorker).
+    Gunicorn,
+    /// uvicorn's own log format (`INFO:     ...`).
+    Uvicorn,
+    Uwsgi,
+    PumaWorkerKiller,
+    Passenger,
+    /// `kubectl get pod(s) -o json`, `kubectl get events -o json`, `kubectl describe pod`.
+    Kubernetes,
+    /// `ts,instance,worker,rss_mb[,requests]`.
+    RssCsv,
+    /// A Prometheus `query_range` JSON response.
+    Prometheus,
 }
 
 impl Format {
@@ -188,8 +203,38 @@ impl Format {
             Format::Csv => "CSV",
             Format::Jsonl => "JSON Lines",
             Format::Log => "platform log lines",
+            Format::Gunicorn => "gunicorn error log",
+            Format::Uvicorn => "uvicorn log",
+            Format::Uwsgi => "uWSGI log",
+            Format::PumaWorkerKiller => "puma_worker_killer log",
+            Format::Passenger => "Passenger log",
+            Format::Kubernetes => "Kubernetes pod status / events",
+            Format::RssCsv => "RSS series CSV",
+            Format::Prometheus => "Prometheus query_range JSON",
         }
     }
+
+    /// A server's own log: one file is one instance, which the lines do not name.
+    pub fn is_server_log(self) -> bool {
+        matches!(
+            self,
+            Format::Gunicorn
+                | Format::Uvicorn
+                | Format::Uwsgi
+                | Format::PumaWorkerKiller
+                | Format::Passenger
+        )
+    }
+}
+
+/// Where a source's instance name came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceFrom {
+    /// `--instance FILE=NAME`.
+    Flag,
+    /// The file name (`gunicorn-inst-A.log` -> `inst-A`).
+    FileName,
 }
 
 /// A line the importer could not read (log files only; a bad CSV or JSON
@@ -216,6 +261,14 @@ pub struct Source {
     pub unparsed_count: usize,
     /// The first `UNPARSED_KEPT` unparsed lines.
     pub unparsed: Vec<Unparsed>,
+    /// Lines by the rule that read them (server logs: events and lines
+    /// known to be no event, such as `Listening at`), sorted by rule.
+    pub rules: BTreeMap<String, usize>,
+    /// RSS samples read (series formats).
+    pub samples: usize,
+    /// The instance given to this file's events that name none.
+    pub instance: Option<String>,
+    pub instance_from: Option<InstanceFrom>,
 }
 
 impl Source {
@@ -228,7 +281,16 @@ impl Source {
             pressure_notes: 0,
             unparsed_count: 0,
             unparsed: Vec::new(),
+            rules: BTreeMap::new(),
+            samples: 0,
+            instance: None,
+            instance_from: None,
         }
+    }
+
+    /// Counts a line read by `rule`.
+    pub fn fired(&mut self, rule: &str) {
+        *self.rules.entry(rule.to_string()).or_insert(0) += 1;
     }
 
     pub fn unparsed(&mut self, line: usize, text: &str, reason: String) {
@@ -249,6 +311,49 @@ pub struct Part {
     pub source: Source,
     pub events: Vec<Event>,
     pub notes: Vec<PressureNote>,
+    pub series: Series,
+    /// A digest of the file's bytes (`assemble` refuses the same file twice).
+    pub digest: u64,
+}
+
+impl Part {
+    pub fn new(source: Source, events: Vec<Event>) -> Part {
+        Part {
+            source,
+            events,
+            notes: Vec::new(),
+            series: Series::default(),
+            digest: 0,
+        }
+    }
+
+    /// Names the instance of every event and sample that names none.
+    pub fn set_instance(&mut self, name: &str, from: InstanceFrom) {
+        for e in self.events.iter_mut().filter(|e| e.instance.is_none()) {
+            e.instance = Some(name.to_string());
+        }
+        for n in self.notes.iter_mut().filter(|n| n.instance.is_none()) {
+            n.instance = Some(name.to_string());
+        }
+        for k in self.series.keys.iter_mut().filter(|k| k.instance.is_none()) {
+            k.instance = Some(name.to_string());
+        }
+        self.source.instance = Some(name.to_string());
+        self.source.instance_from = Some(from);
+    }
+}
+
+/// How one pair of files' records of the same happenings agreed
+/// (`assemble`'s join).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Agreement {
+    /// The file whose rows were matched against `with`'s.
+    pub source: String,
+    pub with: String,
+    pub kind: String,
+    /// `source`'s events of `kind` on instances `with` also records.
+    pub events: usize,
+    pub matched: usize,
 }
 
 /// Recordings from several files on one axis, sorted by time.
@@ -260,6 +365,12 @@ pub struct Recording {
     /// Sorted by `(t_s, origin)`.
     pub events: Vec<Event>,
     pub notes: Vec<PressureNote>,
+    /// Per-worker RSS samples, sorted by `(t_s, origin)`.
+    pub series: Series,
+    /// One row per pair of files with events of one kind joined.
+    pub agreements: Vec<Agreement>,
+    /// Rows identical to a row of an earlier file, dropped (overlapping exports).
+    pub duplicates_dropped: usize,
 }
 
 impl Recording {

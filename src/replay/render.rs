@@ -78,6 +78,88 @@ pub fn report(a: &Analysis) -> String {
     o.text
 }
 
+fn source(o: &mut Out, s: &super::Source) {
+    let base = s.time_base.map_or("no timestamps", |b| b.describe());
+    let what = if s.samples > 0 {
+        format!("{} RSS samples", s.samples)
+    } else {
+        format!("{} events, {} pressure lines", s.events, s.pressure_notes)
+    };
+    o.line(format!(
+        "  {}: {}, ts = {base}, {what}, {} unparsed",
+        s.name,
+        s.format.label(),
+        s.unparsed_count
+    ));
+    if let (Some(i), Some(from)) = (&s.instance, s.instance_from) {
+        let how = match from {
+            super::InstanceFrom::Flag => "from --instance",
+            super::InstanceFrom::FileName => "from the file name",
+        };
+        o.line(format!("    instance {} ({how})", crate::text::one_line(i)));
+    }
+    if !s.rules.is_empty() {
+        let rules: Vec<String> = s.rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        o.line(format!("    lines by rule: {}", rules.join("; ")));
+    }
+    for u in &s.unparsed {
+        o.line(format!("    line {}: `{}` ({})", u.line, u.text, u.reason));
+    }
+}
+
+fn joins(o: &mut Out, a: &Analysis) {
+    for g in &a.joins.agreements {
+        o.row(
+            "joined",
+            format!(
+                "{}: {} of {} {} matched rows of {}",
+                g.source, g.matched, g.events, g.kind, g.with
+            ),
+        );
+    }
+    if !a.joins.agreements.is_empty() {
+        o.row("", format!("rule: {}", a.joins.rule));
+    }
+    if a.joins.duplicates_dropped > 0 {
+        o.row(
+            "duplicates",
+            format!(
+                "{} rows identical to an earlier file's dropped (overlapping exports)",
+                a.joins.duplicates_dropped
+            ),
+        );
+    }
+}
+
+fn rss_series(o: &mut Out, r: &super::Observed) {
+    let median = |d: &Option<Dist>, unit: &str, decimals: usize| {
+        d.as_ref().map_or("not observed".to_string(), |d| {
+            format!("{:.decimals$}{unit} (median of {})", d.median, d.n)
+        })
+    };
+    o.row(
+        "RSS series",
+        format!(
+            "{} samples of {} workers, {} lifetimes ({} from a spawn)",
+            r.samples, r.keys, r.lifetimes, r.lifetimes_from_spawn
+        ),
+    );
+    o.row(
+        "  boot RSS observed",
+        format!(
+            "{} (from the RSS series, {} lifetimes)",
+            median(&r.boot_rss_mb, " MB", 0),
+            r.lifetimes_from_spawn
+        ),
+    );
+    o.row(
+        "  growth observed",
+        median(&r.mb_per_request, " MB/request", 4),
+    );
+    o.row("", median(&r.mb_per_s, " MB/s", 4));
+    o.row("  RSS at exit", median(&r.exit_rss_mb, " MB", 0));
+}
+
 fn header(o: &mut Out, a: &Analysis) {
     o.line(format!(
         "replay: {} file(s), window {} .. {} ({:.1} h)",
@@ -87,20 +169,25 @@ fn header(o: &mut Out, a: &Analysis) {
         a.window.hours
     ));
     for s in &a.sources {
-        let base = s.time_base.map_or("no timestamps", |b| b.describe());
-        o.line(format!(
-            "  {}: {}, ts = {base}, {} events, {} pressure lines, {} unparsed",
-            s.name,
-            s.format.label(),
-            s.events,
-            s.pressure_notes,
-            s.unparsed_count
-        ));
-        for u in &s.unparsed {
-            o.line(format!("    line {}: `{}` ({})", u.line, u.text, u.reason));
-        }
+        source(o, s);
     }
     o.row("events", labels(&a.events));
+    let t = &a.totals;
+    o.row(
+        "recycles and kills",
+        format!(
+            "{} recycles ({}), {} OOM kills, {} evil kills, {} drains killed",
+            t.recycles,
+            labels(&t.recycles_by_trigger),
+            t.oom_kills,
+            t.evil_kills,
+            t.drain_killed
+        ),
+    );
+    joins(o, a);
+    if let Some(r) = &a.rss_series {
+        rss_series(o, r);
+    }
     let p = &a.pressure_lines;
     if p.lines > 0 {
         o.row(

@@ -138,12 +138,36 @@ pub struct Cutover {
     pub first_of_next_s: f64,
 }
 
+/// Whole-recording counts: recycles (by trigger) and kills as separate figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Totals {
+    pub recycles: usize,
+    /// Recycles by their `trigger` (`(none)` when no instrument said).
+    pub recycles_by_trigger: Vec<LabelCount>,
+    pub oom_kills: usize,
+    pub evil_kills: usize,
+    pub drain_killed: usize,
+}
+
+/// How files recording the same happenings were joined (`assemble`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Joins {
+    pub agreements: Vec<super::Agreement>,
+    /// Rows identical to an earlier file's, dropped.
+    pub duplicates_dropped: usize,
+    pub rule: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Analysis {
     pub sources: Vec<Source>,
     pub axis: Option<Axis>,
     pub window: Window,
     pub events: Vec<LabelCount>,
+    pub totals: Totals,
+    pub joins: Joins,
+    /// Figures observed in the per-worker RSS series, when there is one.
+    pub rss_series: Option<super::Observed>,
     pub pressure_lines: PressureLines,
     pub canary_window_s: f64,
     pub regimes: Vec<Regime>,
@@ -183,6 +207,19 @@ pub fn analyse(rec: &Recording, opts: &Options) -> Analysis {
         axis: rec.axis,
         window: w,
         events: label_counts(rec.events.iter().map(|e| e.kind.label())),
+        totals: totals(rec),
+        joins: Joins {
+            agreements: rec.agreements.clone(),
+            duplicates_dropped: rec.duplicates_dropped,
+            rule: format!(
+                "an event of a later file joins the nearest event of an earlier file of the same \
+                 kind (recycle, OOM kill, evil kill, drain kill) on the same instance, with the \
+                 same worker when both name one, within {:.0} s; the richer row is kept, the \
+                 other's fields fill its gaps; rows identical to an earlier file's are dropped",
+                super::JOIN_WINDOW_S
+            ),
+        },
+        rss_series: rec.observed_rss(),
         pressure_lines: PressureLines {
             lines: rec.notes.len(),
             joined_to_a_recycle: joined,
@@ -198,6 +235,20 @@ pub fn analyse(rec: &Recording, opts: &Options) -> Analysis {
         regimes,
         cutovers,
         warnings,
+    }
+}
+
+fn totals(rec: &Recording) -> Totals {
+    use crate::metrics::EventKind;
+    Totals {
+        recycles: rec.recycles().count(),
+        recycles_by_trigger: label_counts(
+            rec.recycles()
+                .map(|e| e.trigger.as_deref().unwrap_or("(none)")),
+        ),
+        oom_kills: rec.count(EventKind::OomKill),
+        evil_kills: rec.count(EventKind::EvilKill),
+        drain_killed: rec.count(EventKind::DrainKilled),
     }
 }
 
@@ -288,28 +339,42 @@ fn unparsed_inside(rec: &Recording, i: usize) -> bool {
         .any(|u| u.line > *lo && u.line < *hi)
 }
 
-/// Two files with recycles over the same span are likely two instruments
-/// of one window (the seeds cross-checked logs against metrics).
+/// Two files with recycles over the same span on a shared instance, none
+/// of which joined, are likely two instruments the join could not match
+/// (different worker ids, clocks further apart than the join window).
 fn overlapping_instruments(rec: &Recording) -> Option<String> {
-    let spans: Vec<(usize, f64, f64)> = (0..rec.sources.len())
+    let spans: Vec<(usize, f64, f64, Vec<&str>)> = (0..rec.sources.len())
         .filter_map(|s| {
-            let ts: Vec<f64> = rec
-                .recycles()
-                .filter(|e| e.origin.source == s)
-                .map(|e| e.t_s)
-                .collect();
-            Some((s, *ts.first()?, *ts.last()?))
+            let mine: Vec<&super::Event> =
+                rec.recycles().filter(|e| e.origin.source == s).collect();
+            let mut instances: Vec<&str> =
+                mine.iter().filter_map(|e| e.instance.as_deref()).collect();
+            instances.sort_unstable();
+            instances.dedup();
+            Some((s, mine.first()?.t_s, mine.last()?.t_s, instances))
         })
         .collect();
+    let joined = |a: usize, b: usize| {
+        rec.agreements.iter().any(|g| {
+            g.matched > 0
+                && [g.source.as_str(), g.with.as_str()].contains(&rec.sources[a].name.as_str())
+                && [g.source.as_str(), g.with.as_str()].contains(&rec.sources[b].name.as_str())
+        })
+    };
     let clash = spans.iter().enumerate().find_map(|(i, a)| {
         spans[i + 1..]
             .iter()
-            .find(|b| a.1 <= b.2 && b.1 <= a.2)
+            .find(|b| {
+                let shared =
+                    a.3.iter().any(|x| b.3.contains(x)) || a.3.is_empty() || b.3.is_empty();
+                a.1 <= b.2 && b.1 <= a.2 && shared && !joined(a.0, b.0)
+            })
             .map(|b| (a.0, b.0))
     })?;
     Some(format!(
-        "{} and {} both record recycles over overlapping spans: if they are two instruments of \
-         one window, recycles are counted twice; replay them separately to cross-check",
+        "{} and {} both record recycles over overlapping spans on the same instances, and none \
+         joined: if they are two instruments of one window, recycles are counted twice (give \
+         both the same instance and worker ids, or replay them separately to cross-check)",
         rec.sources[clash.0].name, rec.sources[clash.1].name
     ))
 }

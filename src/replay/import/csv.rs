@@ -19,12 +19,12 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         .has_headers(true)
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
-    let header = reader.headers().map_err(|e| csv_error(name, &e))?.clone();
+    let header = reader.headers().map_err(|e| error(name, &e))?.clone();
     let index = column_index(name, &header)?;
     let mut ts = TsReader::default();
     let mut events = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|e| csv_error(name, &e))?;
+        let record = record.map_err(|e| error(name, &e))?;
         let line = record.position().map_or(0, |p| p.line() as usize);
         let mut values = [None; COLUMNS.len()];
         for (v, i) in values.iter_mut().zip(&index) {
@@ -38,11 +38,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     let mut source = Source::new(name, Format::Csv);
     source.time_base = ts.base();
     source.events = events.len();
-    Ok(Part {
-        source,
-        events,
-        notes: Vec::new(),
-    })
+    Ok(Part::new(source, events))
 }
 
 /// For each of `COLUMNS`, its position in the header.
@@ -63,7 +59,8 @@ fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usi
     Ok(index)
 }
 
-fn csv_error(name: &str, e: &csv::Error) -> ImportError {
+/// A csv crate error as a row error naming the file and line.
+pub(super) fn error(name: &str, e: &csv::Error) -> ImportError {
     let line = e.position().map_or(0, |p| p.line() as usize);
     let reason = match e.kind() {
         csv::ErrorKind::UnequalLengths {

@@ -39,11 +39,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     let mut source = Source::new(name, Format::Jsonl);
     source.time_base = ts.base();
     source.events = events.len();
-    Ok(Part {
-        source,
-        events,
-        notes: Vec::new(),
-    })
+    Ok(Part::new(source, events))
 }
 
 /// The line's values for `COLUMNS`, as text.

@@ -64,11 +64,9 @@ pub fn parse(name: &str, text: &str) -> Part {
     source.time_base = ts.base();
     source.events = events.len();
     source.pressure_notes = notes.len();
-    Part {
-        source,
-        events,
-        notes,
-    }
+    let mut part = Part::new(source, events);
+    part.notes = notes;
+    part
 }
 
 fn parse_line(line: &str, ts: &mut TsReader, origin: Origin) -> Result<Line, String> {

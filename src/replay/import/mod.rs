@@ -1,17 +1,41 @@
-//! Importers, one file per format, each producing a `Part` of typed events.
-//! The format is detected per file from its first line: a CSV header with
-//! `ts` and `event`, a JSON object, or known platform log lines.
+//! Importers, one file per format, each producing a `Part` of typed events
+//! (or, for RSS series, samples). The format is detected per file: a JSON
+//! document (a Prometheus response, a `kubectl ... -o json`), a first line
+//! (a JSON object, a CSV header: `ts` and `event` for events, `ts`,
+//! `worker` and `rss_mb` for an RSS series), `kubectl describe pod` text,
+//! or, among the first lines, one a server writes (gunicorn, uvicorn,
+//! uWSGI, puma_worker_killer, Passenger) or a platform log line. Server
+//! logs share one driver (`server.rs`) and one envelope reader
+//! (`prefix.rs`); each server's file holds its rules, with the source
+//! file and version each message was taken from.
 
 pub mod csv;
 pub(crate) mod fields;
+pub mod gunicorn;
 pub mod jsonl;
+pub mod kubernetes;
 pub mod logs;
+pub mod passenger;
+pub mod prefix;
+pub mod prometheus;
+pub mod puma;
+pub mod rss;
+pub mod server;
+pub mod uvicorn;
+pub mod uwsgi;
 
 use super::recording::{Format, Part};
 use crate::text::one_line;
 use std::io::Read;
 
 pub use fields::COLUMNS;
+
+/// The largest file an importer reads (256 MiB: a day of a large fleet's
+/// telemetry, or 10^6 Prometheus points, fit many times over).
+pub const MAX_BYTES: u64 = 256 << 20;
+
+/// Lines looked at to recognise a server's log.
+const DETECT_LINES: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ImportError {
@@ -49,48 +73,152 @@ impl ImportError {
 
 /// The format of a file's text, if it is one.
 pub fn detect(text: &str) -> Option<Format> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if prometheus::looks_like(text) {
+        return Some(Format::Prometheus);
+    }
+    if kubernetes::looks_like_json(text) {
+        return Some(Format::Kubernetes);
+    }
     let first = text.lines().find(|l| !l.trim().is_empty())?;
     if jsonl::looks_like(first) {
-        Some(Format::Jsonl)
-    } else if csv::looks_like(first) {
-        Some(Format::Csv)
-    } else if logs::looks_like(text) {
-        Some(Format::Log)
-    } else {
-        None
+        return Some(Format::Jsonl);
     }
+    if rss::looks_like(first) {
+        return Some(Format::RssCsv);
+    }
+    if csv::looks_like(first) {
+        return Some(Format::Csv);
+    }
+    if kubernetes::looks_like_describe(text) {
+        return Some(Format::Kubernetes);
+    }
+    let server = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(DETECT_LINES)
+        .find_map(server_format);
+    if server.is_some() {
+        return server;
+    }
+    logs::looks_like(text).then_some(Format::Log)
+}
+
+/// A format's test of one line.
+type LooksLike = fn(&str) -> bool;
+
+/// The server whose log line this is, if any.
+fn server_format(line: &str) -> Option<Format> {
+    let checks: [(LooksLike, Format); 5] = [
+        (gunicorn::looks_like, Format::Gunicorn),
+        (passenger::looks_like, Format::Passenger),
+        (puma::looks_like, Format::PumaWorkerKiller),
+        (uwsgi::looks_like, Format::Uwsgi),
+        (uvicorn::looks_like, Format::Uvicorn),
+    ];
+    checks.iter().find(|(f, _)| f(line)).map(|(_, fmt)| *fmt)
 }
 
 /// Imports one file's text; `name` is how errors refer to it.
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
-    match detect(text) {
-        Some(Format::Csv) => csv::parse(name, text),
-        Some(Format::Jsonl) => jsonl::parse(name, text),
-        Some(Format::Log) => Ok(logs::parse(name, text)),
-        None if text.trim().is_empty() => Err(ImportError::file(name, "empty: no events")),
-        None => Err(ImportError::file(
-            name,
-            "not a recording: expected a CSV whose header names `ts` and `event` \
-             (fleetsim run's events.csv), JSON Lines with those keys, or platform log \
-             lines (`20:17:02 RECYCLE inst-A rss=564 lim=507 after=858req`, `retry_ok`, \
-             `recycle pressure: ...`)",
-        )),
-    }
+    let digest = fnv1a(text.as_bytes());
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let format = detect(text);
+    let server = |fmt, rule| server::parse(name, text, fmt, rule);
+    let mut part = match format {
+        Some(Format::Csv) => csv::parse(name, text)?,
+        Some(Format::Jsonl) => jsonl::parse(name, text)?,
+        Some(Format::Log) => logs::parse(name, text),
+        Some(Format::RssCsv) => rss::parse(name, text)?,
+        Some(Format::Prometheus) => prometheus::parse(name, text)?,
+        Some(Format::Kubernetes) if kubernetes::looks_like_json(text) => {
+            kubernetes::parse_json(name, text)?
+        }
+        Some(Format::Kubernetes) => kubernetes::parse_describe(name, text),
+        Some(f @ Format::Gunicorn) => server(f, gunicorn::rule),
+        Some(f @ Format::Uvicorn) => server(f, uvicorn::rule),
+        Some(f @ Format::Uwsgi) => server(f, uwsgi::rule),
+        Some(f @ Format::PumaWorkerKiller) => server(f, puma::rule),
+        Some(f @ Format::Passenger) => server(f, passenger::rule),
+        None if text.trim().is_empty() => return Err(ImportError::file(name, "empty: no events")),
+        None => {
+            return Err(ImportError::file(
+                name,
+                "not a recording: expected a CSV whose header names `ts` and `event` \
+             (fleetsim run's events.csv) or `ts`, `worker` and `rss_mb` (an RSS series), JSON \
+             Lines with those keys, a Prometheus query_range response, kubectl's pod or event \
+             JSON or `describe pod` text, a gunicorn, uvicorn, uWSGI, puma_worker_killer or \
+             Passenger log, or platform log lines (`20:17:02 RECYCLE inst-A rss=564 lim=507 \
+             after=858req`, `retry_ok`, `recycle pressure: ...`)",
+            ));
+        }
+    };
+    part.digest = digest;
+    Ok(part)
 }
 
-/// Reads and imports one file.
-pub fn read(name: &str, mut input: impl Read) -> Result<Part, ImportError> {
+/// Words a server log's file name may start with before its instance.
+const NAME_WORDS: [&str; 7] = [
+    "gunicorn",
+    "uvicorn",
+    "uwsgi",
+    "puma",
+    "passenger",
+    "error",
+    "access",
+];
+
+/// A server log's instance from its file name: the name up to its first
+/// `.`, less leading `NAME_WORDS` each followed by `-`, `_` or `.`
+/// (`logs/gunicorn-inst-A.log` -> `inst-A`, `gunicorn-error-b.log` -> `b`);
+/// the whole stem when nothing is left (`gunicorn.log` -> `gunicorn`).
+pub fn instance_from_file_name(path: &str) -> Option<String> {
+    let file = path.rsplit(['/', '\\']).next()?;
+    let stem = file.split('.').next().filter(|s| !s.is_empty())?;
+    let mut rest = stem;
+    'strip: loop {
+        for w in NAME_WORDS {
+            let lower = rest.to_ascii_lowercase();
+            if lower.starts_with(w) && rest[w.len()..].starts_with(['-', '_']) {
+                rest = &rest[w.len() + 1..];
+                continue 'strip;
+            }
+        }
+        break;
+    }
+    Some(if rest.is_empty() { stem } else { rest }.to_string())
+}
+
+/// FNV-1a, 64 bits: the digest `assemble` compares to refuse a file given twice.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Reads and imports one file, at most `MAX_BYTES` of it.
+pub fn read(name: &str, input: impl Read) -> Result<Part, ImportError> {
     let mut bytes = Vec::new();
     input
+        .take(MAX_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| ImportError::file(name, format!("cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        ImportError::file(
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(ImportError::file(
             name,
             format!(
-                "not UTF-8 text (byte {}): not a recording",
-                e.utf8_error().valid_up_to()
+                "larger than {} MiB, the most replay reads: split or thin it",
+                MAX_BYTES >> 20
             ),
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        ImportError::row(
+            name,
+            line,
+            format!("not UTF-8 text (byte {at}): not a recording"),
         )
     })?;
     parse(name, &text)
@@ -106,6 +234,46 @@ mod tests {
         assert_eq!(detect("{\"ts\": 1}\n"), Some(Format::Jsonl));
         assert_eq!(detect("20:15:38 retry_ok\n"), Some(Format::Log));
         assert_eq!(detect("name = \"x\"\n[policy]\n"), None);
+    }
+
+    #[test]
+    fn instances_from_file_names() {
+        let name = |p| instance_from_file_name(p);
+        assert_eq!(name("logs/gunicorn-inst-A.log").as_deref(), Some("inst-A"));
+        assert_eq!(name("gunicorn_error-b.log.1").as_deref(), Some("b"));
+        assert_eq!(name("inst-C.log").as_deref(), Some("inst-C"));
+        assert_eq!(name("gunicorn.log").as_deref(), Some("gunicorn"));
+        assert_eq!(name("/x/.hidden"), None);
+    }
+
+    #[test]
+    fn server_logs_and_documents_are_detected() {
+        let g = "[2026-12-01 13:25:41 +0000] [1234] [INFO] Booting worker with pid: 1234\n";
+        assert_eq!(detect(g), Some(Format::Gunicorn));
+        assert_eq!(
+            detect("INFO:     Started server process [7]\n"),
+            Some(Format::Uvicorn)
+        );
+        assert_eq!(
+            detect("...The work of process 9 is done. Seeya!\n"),
+            Some(Format::Uwsgi)
+        );
+        assert_eq!(
+            detect(
+                "[42] PumaWorkerKiller: Rolling Restart. 2 workers consuming total: 9 mb. Sending TERM to pid 43.\n"
+            ),
+            Some(Format::PumaWorkerKiller)
+        );
+        assert_eq!(detect("ts,instance,worker,rss_mb\n"), Some(Format::RssCsv));
+        assert_eq!(
+            detect("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}"),
+            Some(Format::Prometheus)
+        );
+        assert_eq!(
+            detect("{\n \"apiVersion\": \"v1\",\n \"kind\": \"Pod\"\n}\n"),
+            Some(Format::Kubernetes)
+        );
+        assert_eq!(detect("\u{feff}ts,event\n1,retry_ok\n"), Some(Format::Csv));
     }
 
     #[test]
