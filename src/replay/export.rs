@@ -34,6 +34,7 @@ fn cells(e: &Event) -> [String; COLUMNS.len()] {
         num(e.last_recycle_age_s),
         num(e.latency_ms),
         e.trigger.clone().unwrap_or_default(),
+        e.pid.clone().unwrap_or_default(),
     ]
 }
 

@@ -9,8 +9,9 @@
 //! - both are of the same kind, one of `JOINED` (recycles and kills; a
 //!   canary line has no instance to join on),
 //! - both name the same instance (an event without one never joins),
-//! - their workers are equal when both name one (a pid or a slot id: give
-//!   telemetry rows the pid if logs are to join on it),
+//! - they may be the same worker: either names none, or they share an id
+//!   (a row's `worker` or `pid`: a telemetry row with a slot id and a
+//!   `pid` joins a server log line that names the pid),
 //! - they lie within `JOIN_WINDOW_S` of each other, and
 //! - the earlier file's event has not already joined an event of this file.
 //!
@@ -42,11 +43,19 @@ fn joinable(a: &Event, b: &Event) -> bool {
     a.kind == b.kind
         && a.instance.is_some()
         && a.instance == b.instance
-        && match (&a.worker, &b.worker) {
-            (Some(x), Some(y)) => x == y,
-            _ => true,
-        }
+        && same_worker(a, b)
         && (a.t_s - b.t_s).abs() <= JOIN_WINDOW_S
+}
+
+/// The worker ids an event names: its `worker` and its `pid`.
+fn ids(e: &Event) -> impl Iterator<Item = &String> {
+    e.worker.iter().chain(e.pid.iter())
+}
+
+/// Whether two events may be the same worker's: either names none, or they
+/// share an id (a telemetry row's pid is a server log's worker).
+fn same_worker(a: &Event, b: &Event) -> bool {
+    ids(a).next().is_none() || ids(b).next().is_none() || ids(a).any(|x| ids(b).any(|y| x == y))
 }
 
 /// How many optional fields an event has.
@@ -67,6 +76,7 @@ fn richness(e: &Event) -> usize {
         e.last_recycle_age_s.is_some(),
         e.latency_ms.is_some(),
         e.trigger.is_some(),
+        e.pid.is_some(),
     ];
     f.iter().filter(|x| **x).count()
 }
@@ -92,6 +102,7 @@ fn merge(mut rich: Event, other: &Event) -> Event {
     fill(&mut rich.last_recycle_age_s, &other.last_recycle_age_s);
     fill(&mut rich.latency_ms, &other.latency_ms);
     fill(&mut rich.trigger, &other.trigger);
+    fill(&mut rich.pid, &other.pid);
     rich
 }
 
@@ -194,4 +205,35 @@ fn agreements(events: &[Event], sources: &[Source], matched: &Matched) -> Vec<Ag
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::recording::{Kind, Origin};
+
+    fn recycle(t: f64, worker: Option<&str>, pid: Option<&str>) -> Event {
+        let mut e = Event::new(t, Kind::Known(EventKind::WorkerRecycled), Origin::default());
+        e.instance = Some("A".into());
+        e.worker = worker.map(str::to_string);
+        e.pid = pid.map(str::to_string);
+        e
+    }
+
+    #[test]
+    fn a_slot_row_with_a_pid_is_the_worker_a_server_log_names_by_pid() {
+        let row = recycle(10.0, Some("w0"), Some("2105"));
+        assert!(same_worker(&row, &recycle(12.0, Some("2105"), None)));
+        assert!(!same_worker(&row, &recycle(12.0, Some("2106"), None)));
+        assert!(!same_worker(&row, &recycle(12.0, Some("w1"), Some("2107"))));
+        assert!(same_worker(&row, &recycle(12.0, None, None)));
+        assert!(joinable(&row, &recycle(40.0, Some("2105"), None)));
+        assert!(
+            !joinable(&row, &recycle(50.0, Some("2105"), None)),
+            "outside the window"
+        );
+        let merged = merge(row.clone(), &recycle(12.0, Some("2105"), Some("2105")));
+        assert_eq!(merged.worker.as_deref(), Some("w0"));
+        assert_eq!(merged.pid.as_deref(), Some("2105"));
+    }
 }

@@ -107,6 +107,10 @@ pub struct Event {
     pub last_recycle_age_s: Option<f64>,
     pub latency_ms: Option<f64>,
     pub trigger: Option<String>,
+    /// The worker's process id, when the row names one besides its
+    /// `worker` (a slot id): server logs name workers by pid, so this is
+    /// what lets them join the row.
+    pub pid: Option<String>,
     /// `pressure` was set by a pressure log line, not a field.
     pub pressure_from_log: bool,
     pub origin: Origin,
@@ -133,6 +137,7 @@ impl Event {
             last_recycle_age_s: None,
             latency_ms: None,
             trigger: None,
+            pid: None,
             pressure_from_log: false,
             origin,
         }

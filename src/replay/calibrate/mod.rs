@@ -153,7 +153,18 @@ pub fn calibrate(
     fit_tick: bool,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Calibration, CalibrateError> {
-    calibrate_observed(rec, base, seed, budget, fit_tick, None, progress)
+    let w = super::analyse::window(rec);
+    let views = regimes::split(rec, (w.start_s, w.end_s));
+    let observed = pick(&views).and_then(|v| Observed::from_recording(rec, v.start_s, v.end_s));
+    calibrate_observed(
+        rec,
+        base,
+        seed,
+        budget,
+        fit_tick,
+        observed.as_ref(),
+        progress,
+    )
 }
 
 /// `calibrate`, with what an RSS series observed of the regime's lives.

@@ -4,6 +4,8 @@
 //! overshoot past the limit (in ticks) then measures the tick: the
 //! confounding of boot and tick in recycle rows is gone.
 
+use crate::replay::recording::Recording;
+
 /// Per-life observations from an RSS series (any order; a life without a
 /// value for one of them is simply absent from that list).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,7 +25,8 @@ pub struct Observed {
 pub const MIN_LIVES: usize = 5;
 
 /// The observed boot: the median of the lives' boots, with the median's
-/// standard error (`1.2533 sd / sqrt(n)`, normal approximation).
+/// standard error (`1.2533 sigma / sqrt(n)`, sigma from the median absolute
+/// deviation, `1.4826 MAD`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ObservedBoot {
     pub mb: f64,
@@ -50,7 +53,61 @@ fn finite_positive(xs: &[f64]) -> Vec<f64> {
     v
 }
 
+/// The fewest requests a life must serve between its first and last
+/// samples before its growth per request counts (allocator noise of a few
+/// MB over a handful of requests is not a velocity).
+pub const MIN_LIFE_REQUESTS: u64 = 50;
+
 impl Observed {
+    /// What `rec`'s RSS series observed of the lives that overlap
+    /// `[start_s, end_s]` (a regime's span); `None` without a series.
+    pub fn from_recording(rec: &Recording, start_s: f64, end_s: f64) -> Option<Observed> {
+        if rec.series.samples.is_empty() {
+            return None;
+        }
+        let lives: Vec<_> = rec
+            .rss_lifetimes()
+            .into_iter()
+            .filter(|l| l.last_t_s >= start_s && l.first_t_s <= end_s)
+            .collect();
+        let boot_mb: Vec<f64> = lives
+            .iter()
+            .filter(|l| l.starts_at_spawn)
+            .map(|l| {
+                // Less what it grew before its first sample, where counted.
+                let grown = match (l.mb_per_request, l.first_requests) {
+                    (Some(v), Some(n)) if v > 0.0 => v * n as f64,
+                    _ => 0.0,
+                };
+                l.first_rss_mb - grown
+            })
+            .collect();
+        let mb_per_request: Vec<f64> = lives
+            .iter()
+            .filter(|l| match (l.first_requests, l.last_requests) {
+                (Some(a), Some(b)) => b >= a + MIN_LIFE_REQUESTS,
+                _ => false,
+            })
+            .filter_map(|l| l.mb_per_request)
+            .collect();
+        let names: std::collections::BTreeSet<&str> = rec
+            .sources
+            .iter()
+            .filter(|s| s.samples > 0)
+            .map(|s| s.name.as_str())
+            .collect();
+        Some(Observed {
+            source: format!(
+                "{}: {} lives from a spawn, {} with {MIN_LIFE_REQUESTS}+ requests counted",
+                names.into_iter().collect::<Vec<_>>().join(", "),
+                boot_mb.len(),
+                mb_per_request.len()
+            ),
+            boot_mb,
+            mb_per_request,
+        })
+    }
+
     /// The boot, when at least `MIN_LIVES` lives were seen starting.
     pub fn boot(&self) -> Option<ObservedBoot> {
         let v = finite_positive(&self.boot_mb);
@@ -63,11 +120,18 @@ impl Observed {
         } else {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
-        let mean = v.iter().sum::<f64>() / n as f64;
-        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+        // A robust spread: a few lives first seen late (grown already)
+        // must not widen the median's interval.
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
+        dev.sort_by(f64::total_cmp);
+        let mad = if n % 2 == 1 {
+            dev[n / 2]
+        } else {
+            (dev[n / 2 - 1] + dev[n / 2]) / 2.0
+        };
         Some(ObservedBoot {
             mb: median,
-            se: 1.2533 * sd / (n as f64).sqrt(),
+            se: 1.2533 * 1.4826 * mad / (n as f64).sqrt(),
             lives: n,
         })
     }

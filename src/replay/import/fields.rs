@@ -6,7 +6,7 @@ use crate::replay::recording::{Event, Kind, Lease, Origin};
 use crate::replay::time::TsReader;
 
 /// Every column the importers read, in `events.csv` order. Others are ignored.
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 18] = [
     "ts",
     "event",
     "instance",
@@ -24,6 +24,7 @@ pub const COLUMNS: [&str; 17] = [
     "last_recycle_age_s",
     "latency_ms",
     "trigger",
+    "pid",
 ];
 
 /// The columns a recording must have.
@@ -103,6 +104,7 @@ pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, Stri
     e.last_recycle_age_s = row.number("last_recycle_age_s")?;
     e.latency_ms = row.number("latency_ms")?;
     e.trigger = row.text("trigger");
+    e.pid = row.text("pid");
     Ok(e)
 }
 

@@ -14,7 +14,7 @@
 //! | `Worker (pid:N) was sent SIGTERM!` / `was sent code N!` | `arbiter.py` `reap_workers` | known, no event |
 //! | `Exception in worker process` | `arbiter.py` `spawn_worker` | a crash of the line's pid |
 //! | `Handling signal: term` (`int`, `quit`, `hup`, `ttou`, `winch`) | `arbiter.py` `run` | a master signal: exits in the next 35 s are its doing |
-//! | `Booting worker with pid: N`, `Starting gunicorn V`, `Listening at: ...`, `Using worker: ...`, `Handling signal: ttin` and others, `Shutting down: Master`, `Reason: ...`, `Arbiter booted`, `Hang up: ...`, `graceful stop of workers`, `Worker reloading: ... modified`, `Master has been promoted.`, `Ignoring unknown signal: ...`, `Unhandled signal: ...`, `USR2 signal ignored. ...` | `arbiter.py`, `workers/base.py` | known, no event |
+//! | `Booting worker with pid: N`, `Starting gunicorn V`, `Listening at: ...`, `Using worker: ...`, `Handling signal: ttin` and others, `Shutting down: Master`, `Reason: ...`, `Arbiter booted`, `Hang up: ...`, `graceful stop of workers`, `Worker reloading: ... modified`, `Master has been promoted.`, `Ignoring unknown signal: ...`, `Unhandled signal: ...`, `USR2 signal ignored. ...`, and gunicorn 27's `Control socket listening at ...`, `Dirty arbiter listening on ...` | `arbiter.py`, `workers/base.py`, 27.0: `ctl/server.py`, `dirty/arbiter.py` | known, no event |
 //!
 //! uvicorn's messages (`uvicorn.rs`) are read in the same file: under
 //! UvicornWorker a max-requests recycle is uvicorn's `Maximum request limit
@@ -28,7 +28,7 @@ use super::uvicorn;
 /// Signals after which gunicorn stops or replaces workers itself.
 const STOPPING: [&str; 6] = ["term", "int", "quit", "hup", "ttou", "winch"];
 
-const KNOWN: [&str; 16] = [
+const KNOWN: [&str; 18] = [
     "Booting worker with pid: ",
     "Starting gunicorn ",
     "Listening at: ",
@@ -45,6 +45,9 @@ const KNOWN: [&str; 16] = [
     "Unhandled signal: ",
     "USR2 signal ignored.",
     "Current configuration:",
+    // gunicorn 27 (`ctl/server.py`, `dirty/arbiter.py`).
+    "Control socket listening at ",
+    "Dirty arbiter listening on ",
 ];
 
 /// Whether a line is in gunicorn's format with one of its messages.
