@@ -200,7 +200,9 @@ def main():
         print(f"compare: {' '.join(cmd)}", file=sys.stderr, flush=True)
         with open(os.path.join(a.out, "fleetsim.txt"), "w") as log:
             rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
-            if rc == 2:
+            log.flush()
+            refused = "--force" in open(os.path.join(a.out, "fleetsim.txt")).read()
+            if rc == 2 and refused:
                 forced = True
                 log.write("\n--- refused without --force: re-run with --force ---\n")
                 log.flush()

@@ -295,6 +295,7 @@ def record(args) -> int:
                 "memory_measure": "pss_sum: headroom = fleet.container_mb - sum of Pss "
                                   "(/proc/PID/smaps_rollup) over the instance's master and "
                                   "workers; no cgroup"})
+    open(cfg["telemetry_path"], "a").close()  # exists even if no worker writes a row
     cfg_path = os.path.join(out, "lab-config.json")
     with open(cfg_path, "w") as f:
         json.dump(cfg, f, indent=1)
