@@ -151,7 +151,7 @@ ROWS = [
     ("recycles_per_hour", "recycles_per_hour", "recycles/h"),
     ("requests_per_worker_p10", "requests_per_worker_p10", "requests per worker p10"),
     ("retry_ok_per_recycle", None, "retry_ok per recycle"),
-    ("fetch_failed", "fetch_failed", "fetch_failed per 5-min window"),
+    ("fetch_failed", "fetch_failed", "fetch_failed per window"),
     ("max_overshoot_mb", "max_overshoot_mb", "peak RSS over the ceiling (MB)"),
 ]
 
