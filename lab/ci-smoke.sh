@@ -5,10 +5,12 @@
 #
 # 1. installs what the lab needs (lab/run.sh install: redis-server by apt,
 #    gunicorn/uvicorn/fastapi/redis by pip into a venv, undici by npm ci);
-# 2. records a ${LAB_SMOKE_SECONDS:-185} s window (lab/run.sh record);
-# 3. runs `fleetsim replay --calibrate` on its telemetry and canary (the
-#    verdict is printed, not asserted: a 3-minute window is too short to
-#    validate; the command must succeed and write calibration.json);
+# 2. records a ${LAB_SMOKE_SECONDS:-90} s window (lab/run.sh record);
+# 3. runs `fleetsim replay --calibrate` on every file of it at once
+#    (telemetry, canary, both gunicorn logs, the RSS series; the verdict is
+#    printed, not asserted: 90 s is too short to validate): it must succeed,
+#    join each gunicorn log's recycles to the telemetry rows, and take boot
+#    RSS from the series;
 # 4. asserts that the run stopped cleanly: run.json says clean, no process
 #    of this run (its gunicorn masters and workers, its redis-server, its
 #    client) is left, and no /dev/shm file of its run id remains.
@@ -17,11 +19,8 @@ set -euo pipefail
 LAB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$LAB")"
 FLEETSIM="${1:-${FLEETSIM:-$ROOT/target/release/fleetsim}}"
-# 185 s, not 90: fleetsim's calibration rounds the window to 0.1 h
-# (src/replay/calibrate/mod.rs: round(span_s / 3600, "_h")), so a window
-# under 180 s becomes `run.duration_h = 0` and --calibrate fails. With that
-# fixed, LAB_SMOKE_SECONDS=90 is enough (~10 recycles).
-SECONDS_WINDOW="${LAB_SMOKE_SECONDS:-185}"
+# 90 s: ~10 recycles, enough to calibrate (calibration needs 8 rows).
+SECONDS_WINDOW="${LAB_SMOKE_SECONDS:-90}"
 OUT="$(mktemp -d /tmp/fleetsim-lab-smoke.XXXXXX)"
 fail() { echo "lab smoke: FAIL: $*" >&2; exit 1; }
 [ -x "$FLEETSIM" ] || fail "fleetsim binary $FLEETSIM is not executable (cargo build --release, or pass its path)"
@@ -58,10 +57,26 @@ print(f"lab smoke: recording ok: {n} recycles, {run['retry_ok']} retry_ok, "
       f"{run['rss_rows']} rss rows, cleanup clean")
 PY
 
-"$FLEETSIM" replay "$OUT/rec/telemetry.jsonl" "$OUT/rec/canary.jsonl" --calibrate \
-  --scenario "$LAB/fleet.toml" --seeds 8 --out "$OUT/replay" > "$OUT/replay.txt" 2>&1 \
+R="$OUT/rec"
+"$FLEETSIM" replay "$R/telemetry.jsonl" "$R/canary.jsonl" "$R/gunicorn-A.log" "$R/gunicorn-B.log" \
+  "$R/rss.csv" --calibrate --scenario "$LAB/fleet.toml" --seeds 8 --out "$OUT/replay" \
+  > "$OUT/replay.txt" 2>&1 \
   || { tail -20 "$OUT/replay.txt" >&2; fail "fleetsim replay --calibrate failed"; }
 [ -s "$OUT/replay/calibration.json" ] || fail "no calibration.json"
+python3 - "$OUT/replay" <<'PY' || { tail -40 "$OUT/replay.txt" >&2; fail "replay did not read the lab as one recording"; }
+import json, os, sys
+d = sys.argv[1]
+a = json.load(open(os.path.join(d, "analysis.json")))
+joins = a["joins"]["agreements"] if isinstance(a.get("joins"), dict) else a["joins"]
+logs = [j for j in joins if j["source"].endswith(".log") and j["kind"] == "worker_recycled"]
+assert logs, f"no gunicorn log joined the telemetry rows: {joins}"
+for j in logs:
+    assert j["matched"] == j["events"], f"unjoined recycles: {j}"
+c = json.load(open(os.path.join(d, "calibration.json")))
+boot = next(f for f in c["fits"] if f["key"] == "fleet.boot_rss_mb")
+assert boot["how"].startswith("observed"), f"boot not from the RSS series: {boot['how']}"
+print(f"lab smoke: replay ok: {sum(j['events'] for j in logs)} log recycles joined; boot {boot['value']:.1f} MB observed")
+PY
 grep -E '^  verdict:' "$OUT/replay.txt" || true
 echo "lab smoke: ok in $(( $(date +%s) - start )) s (recording and replay in $OUT)"
 rm -rf "$OUT"

@@ -162,11 +162,15 @@ impl Calibration {
     }
 }
 
-/// Rounds to what a scenario file would say (MB to 0.1, velocities to 5
-/// significant digits).
+/// Rounds to what a scenario file would say (MB to 0.1; times to 4
+/// significant digits and at least 0.1, so a time-compressed lab's 2.25 s
+/// tick or a 3 ms stale window survive; velocities to 5 significant digits).
 pub(super) fn round(v: f64, key: &str) -> f64 {
-    let digits = if key.ends_with("_mb") || key.ends_with("_s") || key.ends_with("_h") {
+    let digits = if key.ends_with("_mb") {
         1
+    } else if key.ends_with("_s") || key.ends_with("_h") {
+        let mag = v.abs().max(1e-12).log10().floor() as i32;
+        (3 - mag).clamp(1, 9)
     } else {
         let mag = v.abs().max(1e-12).log10().floor() as i32;
         (4 - mag).max(0)

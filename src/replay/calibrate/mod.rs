@@ -213,7 +213,11 @@ pub fn calibrate_observed(
             base.policy.tick_s
         }
     };
-    fixed.push(("run.duration_h".into(), fnum(round(span_s / 3600.0, "_h"))));
+    // The window to the millisecond: a lab's 300 s must not become 360.
+    fixed.push((
+        "run.duration_h".into(),
+        fnum((span_s * 1e3).round() / 3.6e6),
+    ));
 
     // The hard ceiling: recorded, else the base's offset over the fitted base.
     let limits: Vec<f64> = sample.rows.iter().map(|r| r.limit_mb).collect();
