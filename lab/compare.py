@@ -41,6 +41,9 @@ T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 
 
+SOURCES = ["telemetry.jsonl", "canary.jsonl", "gunicorn-A.log", "gunicorn-B.log", "rss.csv"]
+
+
 def t975(df: float) -> float:
     if df < 1:
         return float("nan")
@@ -191,7 +194,11 @@ def main():
     cal = base_runs[0]
     pred_dir = os.path.join(a.out, "fleetsim")
     wj = os.path.join(pred_dir, "whatif.json")
-    cmd = [a.fleetsim, "replay", os.path.join(cal, "telemetry.jsonl"), os.path.join(cal, "canary.jsonl"),
+    # Every file the lab writes that replay reads, at once: the recycler's
+    # rows, the client's canary, gunicorn's logs (joined to the rows) and the
+    # RSS series (boot and leak observed, not inferred).
+    sources = [f for f in SOURCES if os.path.exists(os.path.join(cal, f))]
+    cmd = [a.fleetsim, "replay", *[os.path.join(cal, f) for f in sources],
            "--calibrate", "--scenario", os.path.join(LAB, "fleet.toml"), "--out", pred_dir]
     for w in whatifs:
         cmd += ["--what-if", w]
@@ -246,8 +253,8 @@ def main():
     P(f"The lab (`lab/README.md`): 2 gunicorn --preload + UvicornWorker instances x 3 workers, the seeds'")
     P(f"recycler at time factor 20, a Redis lease, an undici client; {len(seeds)} runs of {a.seconds:g} s per")
     P(f"policy (seeds {a.seeds}). fleetsim was calibrated on the recorded policy's seed-{seeds[0]} run")
-    P(f"(`{os.path.relpath(cal, ROOT)}`: telemetry.jsonl + canary.jsonl, `--scenario lab/fleet.toml`) and its")
-    P(f"what-ifs were written at {predicted_at:%Y-%m-%d %H:%M} UTC, before the lab ran any what-if.")
+    P(f"(`{os.path.relpath(cal, ROOT)}`: {' + '.join(sources)}, `--scenario lab/fleet.toml`) and its")
+    P(f"what-ifs were written at {predicted_at:%Y-%m-%d %H:%M} UTC.")
     if forced or not pred.get("calibration_reproduces", True):
         P("")
         P(f"**The calibration does not reproduce its window** (rows that warned: "

@@ -1,0 +1,103 @@
+//! The committed lab recording (a real gunicorn --preload + UvicornWorker
+//! fleet, `lab/recordings/recorded-seed1`) replayed from every file at
+//! once: gunicorn's logs join the recycler's rows, the RSS series makes
+//! boot and leak velocity observed, the holds give the tick and the canary
+//! the client's stale window.
+
+mod common;
+
+use common::TempDir;
+use serde_json::Value;
+use std::process::Command;
+
+fn fit<'a>(c: &'a Value, key: &str) -> &'a Value {
+    c["fits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["key"] == key)
+        .unwrap_or_else(|| panic!("{key} not in calibration.json"))
+}
+
+#[test]
+fn the_lab_recording_is_one_recording_with_observed_boot_and_leak() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let rec = format!("{root}/lab/recordings/recorded-seed1");
+    let dir = TempDir::new("lab-recording");
+    let files = [
+        "telemetry.jsonl",
+        "canary.jsonl",
+        "gunicorn-A.log",
+        "gunicorn-B.log",
+        "rss.csv",
+    ];
+    let mut args: Vec<String> = vec!["replay".into()];
+    args.extend(files.iter().map(|f| format!("{rec}/{f}")));
+    for a in ["--calibrate", "--scenario"] {
+        args.push(a.into());
+    }
+    args.push(format!("{root}/lab/fleet.toml"));
+    args.extend(["--seeds".into(), "8".into(), "--out".into(), "out".into()]);
+    let o = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args(&args)
+        .current_dir(dir.path())
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    // It validates or not (it does not: the lab's ceiling overshoots), but it runs.
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let read = |f: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out").join(f)).unwrap())
+            .unwrap()
+    };
+    let a = read("analysis.json");
+    let joins = a["joins"]["agreements"].as_array().unwrap();
+    let logs: Vec<_> = joins
+        .iter()
+        .filter(|j| j["source"].as_str().unwrap().ends_with(".log"))
+        .collect();
+    assert_eq!(logs.len(), 2, "{joins:?}");
+    for j in &logs {
+        assert_eq!(
+            j["matched"], j["events"],
+            "every log recycle joins a row: {j}"
+        );
+    }
+    assert_eq!(a["totals"]["recycles"], 35, "each recycle counted once");
+    let c = read("calibration.json");
+    let boot = fit(&c, "fleet.boot_rss_mb");
+    assert!(
+        boot["how"].as_str().unwrap().starts_with("observed"),
+        "{boot}"
+    );
+    // boot.csv measured 103.6-104.7 MB at fork.
+    assert!(
+        (boot["value"].as_f64().unwrap() - 104.0).abs() < 3.0,
+        "{boot}"
+    );
+    let leak = fit(&c, "fleet.leak.mean_mb_per_request");
+    assert!(
+        leak["how"].as_str().unwrap().starts_with("observed"),
+        "{leak}"
+    );
+    let v = leak["value"].as_f64().unwrap();
+    assert!(
+        v > 0.13 && v < 0.21,
+        "the drawn lognormal mean is 0.17: {leak}"
+    );
+    let tick = fit(&c, "policy.tick_s");
+    assert!(
+        (tick["value"].as_f64().unwrap() - 2.25).abs() < 0.2,
+        "{tick}"
+    );
+    let stale = fit(&c, "client.stale_window_s");
+    assert!(
+        stale["value"].as_f64().unwrap() < 0.1,
+        "uvicorn closes idle connections: {stale}"
+    );
+}
