@@ -286,12 +286,14 @@ pub fn calibrate_observed(
     let mut data = moments::moments(&sample, &context, MIN_ROWS)
         .ok_or_else(|| CalibrateError::TooFew(v.key.label(), sample.rows.len()))?;
     // An overshoot quantile at its bound in the recording says nothing
-    // about boot (holds dominate the overshoot); with every one there, the
-    // slope alone.
+    // about boot; with the highest there (holds or steps dominate the
+    // overshoot's tail, and a lower quantile sits in what is left: the
+    // embedded default's own window put boot at 75 MB there), the slope
+    // alone.
     let eligible: Vec<usize> = (0..moments::OVERSHOOT_QUANTILES.len())
         .filter(|&i| !data.boot_over_at[i].1)
         .collect();
-    let over_stuck = eligible.is_empty();
+    let over_stuck = data.boot_over_at[moments::OVERSHOOT_QUANTILES.len() - 1].1;
     if over_stuck {
         context.overshoot_weight = 0.0;
         data = moments::moments(&sample, &context, MIN_ROWS)
