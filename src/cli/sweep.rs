@@ -3,6 +3,7 @@
 //! chunks finish (flushed), final files are written atomically.
 
 use super::Failure;
+use super::limits::{read_input_text, thread_count};
 use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem};
 use clap::Args;
 use fleetsim::metrics::Summary;
@@ -26,9 +27,10 @@ pub struct SweepArgs {
     /// Output directory [default: out/<sweep>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads [default: all cores]. Results do not depend on it.
+    /// Worker threads, 1 to 4096, capped to the machine's [default: all
+    /// cores]. Results do not depend on it.
     #[arg(long)]
-    pub threads: Option<usize>,
+    pub threads: Option<u64>,
     /// Run only trials with index % N == K, e.g. --shard $JOB_COMPLETION_INDEX/8.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
@@ -56,13 +58,12 @@ pub struct Loaded {
 }
 
 pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let text = read_input_text(path)?;
     let (raw, sweep) = fleetsim::sweep::spec::parse(&text)
         .map_err(|e| Failure::input(format!("{}{e}", path.display())))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let scenario_args = ScenarioArgs {
-        scenario: (!raw.base.is_empty()).then(|| dir.join(&raw.base)),
+        scenario: raw.base.as_ref().map(|b| dir.join(b)),
         set: vec![],
     };
     let loaded = load_scenario(&scenario_args, None)
@@ -74,11 +75,12 @@ pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_default();
         let p = base_dir.join(&loaded.raw.workload.series_csv);
-        Some(fs::read_to_string(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?)
+        Some(read_input_text(&p)?)
     } else {
         None
     };
     let base = Base::new(&loaded.raw, &loaded.stem, series, sweep.hours);
+    super::sweep_check::check_keys(path, &text, &sweep, &base)?;
     let base_toml = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
     Ok(Loaded {
         text,
@@ -111,6 +113,7 @@ fn io_err(p: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
+    let threads = thread_count("--threads", args.threads)?;
     let l = load_sweep(&args.sweep)?;
     let shard = parse_shard(&args.shard)?;
     let out = output_dir(&args.out, &stem(&args.sweep), "")?;
@@ -131,7 +134,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
             String::new()
         }
     );
-    let stopped = run_pending(&l, &pending, &trials_path, args.threads)?;
+    let stopped = run_pending(&l, &pending, &trials_path, threads)?;
     if stopped {
         eprintln!(
             "interrupted: finished trials are in {}; resume with: fleetsim sweep {} --out {} --resume{}",
@@ -162,7 +165,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
 fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeSet<u64>, Failure> {
     let sweep_copy = out.join("sweep.toml");
     if resume {
-        let before = fs::read_to_string(&sweep_copy).map_err(io_err(&sweep_copy))?;
+        let before = read_input_text(&sweep_copy)?;
         if before != l.text {
             return Err(Failure::input(format!(
                 "{}: the sweep file changed since this run started; resume needs the same file",
@@ -214,9 +217,9 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
 /// written before model tags); `redo` says how to proceed.
 fn check_model(dir: &Path, redo: &str) -> Result<(), Failure> {
     let path = dir.join(manifest::FILE);
-    let text = match fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let text = match path.try_exists() {
+        Ok(true) => read_input_text(&path)?,
+        Ok(false) => {
             return Err(Failure::input(format!(
                 "{}: missing: this sweep was written by a fleetsim older than model tags, \
                  whose draws may differ from this build's ({}): {redo}",
@@ -242,12 +245,8 @@ fn run_pending(
     l: &Loaded,
     pending: &[u64],
     trials: &Path,
-    threads: Option<usize>,
+    threads: usize,
 ) -> Result<bool, Failure> {
-    let threads = match threads {
-        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(n) => n,
-    };
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // A second handler cannot be installed (merge after sweep in one process): ignore.
@@ -308,8 +307,7 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let first = &args.dirs[0];
     let l = load_sweep(&first.join("sweep.toml"))?;
     for d in &args.dirs {
-        let text =
-            fs::read_to_string(d.join("sweep.toml")).map_err(io_err(&d.join("sweep.toml")))?;
+        let text = read_input_text(&d.join("sweep.toml"))?;
         if text != l.text {
             return Err(Failure::input(format!(
                 "{}: a different sweep from {}",
