@@ -232,3 +232,20 @@ fn unbounded_inputs_stop_at_the_limit() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
 }
+
+/// A report's input that never ends (a link to /dev/zero planted in a run
+/// directory) stops at the limit too.
+#[test]
+fn a_report_input_that_never_ends_is_refused() {
+    let dir = TempDir::new("hostile-report");
+    std::fs::write(dir.path().join("summary.json"), "{}").unwrap();
+    std::fs::write(dir.path().join("events.csv"), "ts,event\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("timeline.csv")).unwrap();
+    let r = fleetsim(&["report", dir.path().to_str().unwrap()], &[]);
+    refused(
+        "report /dev/zero",
+        &r,
+        2,
+        &["timeline.csv", "input limit of 64 MiB"],
+    );
+}
