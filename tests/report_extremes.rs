@@ -64,7 +64,7 @@ fn plant_json(v: &mut serde_json::Value, k: &mut usize) {
     match v {
         serde_json::Value::Number(n) if n.is_f64() => {
             *k += 1;
-            let x = if *k % 2 == 0 { 1e308 } else { -1e308 };
+            let x = if k.is_multiple_of(2) { 1e308 } else { -1e308 };
             *v = serde_json::json!(x);
         }
         serde_json::Value::Array(a) => a.iter_mut().for_each(|x| plant_json(x, k)),
