@@ -2,6 +2,7 @@
 //! Everything here is I/O at the edge; the simulation is the library's.
 
 mod limits;
+mod lock;
 mod optimise;
 mod output;
 mod replay;

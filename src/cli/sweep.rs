@@ -4,6 +4,7 @@
 
 use super::Failure;
 use super::limits::{read_input_text, thread_count};
+use super::lock::DirLock;
 use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem};
 use clap::Args;
 use fleetsim::metrics::Summary;
@@ -117,6 +118,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let l = load_sweep(&args.sweep)?;
     let shard = parse_shard(&args.shard)?;
     let out = output_dir(&args.out, &stem(&args.sweep), "")?;
+    let _lock = DirLock::take(&out, "sweep")?;
     let trials_path = out.join("trials.csv");
     let done = prepare(&l, &out, &trials_path, args.resume)?;
     let pending = runner::pending(&l.sweep, shard, &done);
@@ -326,6 +328,7 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
         .map(|d| Shard::open(&l.sweep, d.join("trials.csv")))
         .collect::<Result<_, _>>()?;
     fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
+    let _lock = DirLock::take(&args.out, "merge")?;
     let merged = args.out.join("trials.csv");
     let mut f = AtomicFile::create(merged.clone())?;
     csvio::write_rows(&mut f, &[csvio::header(&l.sweep)]).map_err(io_err(&merged))?;
