@@ -40,6 +40,21 @@ impl Base {
         }
     }
 
+    /// The base with `config` applied, through the raw mirror only (keys
+    /// and types; `load_raw`): what a sweep file is checked against.
+    pub fn raw(&self, config: &Config) -> Result<RawScenario, ScenarioError> {
+        let overrides: Vec<Override> = config
+            .iter()
+            .map(|(k, v)| Override {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect();
+        crate::scenario::load::load_raw(&self.text, &self.origin, &overrides, &mut |p| {
+            Err(format!("{p}: not read when checking a sweep's keys"))
+        })
+    }
+
     /// The base with `config` applied, validated.
     pub fn scenario(&self, config: &Config) -> Result<(RawScenario, Scenario), ScenarioError> {
         let mut overrides: Vec<Override> = config
