@@ -179,6 +179,7 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
             "re-run the sweep into a new --out with this build, \
              or resume it with the fleetsim that started it",
         )?;
+        check_base(out, l, "resume needs the base it started with")?;
         let mut done = BTreeSet::new();
         let complete_len = scan_file(&l.sweep, trials, |r, _| {
             done.insert(r.trial);
@@ -213,6 +214,27 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
     }
     write_header(&l.sweep, trials)?;
     Ok(BTreeSet::new())
+}
+
+/// Refuses a sweep directory whose stored resolved base (`base.toml`,
+/// every default and `extends` laid in) is not the base as it resolves
+/// now: a base edited mid-sweep would mix two scenarios' rows.
+fn check_base(dir: &Path, l: &Loaded, redo: &str) -> Result<(), Failure> {
+    let path = dir.join("base.toml");
+    if !path.try_exists().map_err(io_err(&path))? {
+        return Err(Failure::input(format!(
+            "{}: missing: cannot check this sweep's base scenario; {redo}",
+            path.display()
+        )));
+    }
+    if read_input_text(&path)? != l.base_toml {
+        return Err(Failure::input(format!(
+            "{}: the base scenario changed since these rows were written \
+             (the base now resolves to other values); {redo}",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses a sweep directory whose rows another model wrote (or one
@@ -320,6 +342,11 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
         check_model(
             d,
             "re-run the shards with this build, or merge them with the fleetsim that wrote them",
+        )?;
+        check_base(
+            d,
+            &l,
+            "every shard must run on one base: re-run this shard on the current base",
         )?;
     }
     let mut shards: Vec<Shard> = args
