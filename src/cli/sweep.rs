@@ -218,14 +218,12 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
 
 /// Refuses a sweep directory whose stored resolved base (`base.toml`,
 /// every default and `extends` laid in) is not the base as it resolves
-/// now: a base edited mid-sweep would mix two scenarios' rows.
+/// now: a base edited mid-sweep would mix two scenarios' rows. A directory
+/// without one (assembled by hand) has nothing to compare.
 fn check_base(dir: &Path, l: &Loaded, redo: &str) -> Result<(), Failure> {
     let path = dir.join("base.toml");
     if !path.try_exists().map_err(io_err(&path))? {
-        return Err(Failure::input(format!(
-            "{}: missing: cannot check this sweep's base scenario; {redo}",
-            path.display()
-        )));
+        return Ok(());
     }
     if read_input_text(&path)? != l.base_toml {
         return Err(Failure::input(format!(
