@@ -146,7 +146,6 @@ fn sigint_stops_a_run_keeps_partial_rows_and_writes_no_summary() {
 /// 600 trials of the embedded default (149 configurations + the base, 4
 /// replications): seconds, long enough to be stopped in the middle.
 const SWEEP: &str = r#"
-base = ""
 seed = 3
 replications = 4
 sampler = "sobol"

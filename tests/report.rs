@@ -150,7 +150,6 @@ fn saturate_directory_report() {
 }
 
 const SWEEP: &str = r#"
-base = ""
 seed = 3
 replications = 2
 hours = 1.0

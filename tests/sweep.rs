@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::Command;
 
 const SWEEP: &str = r#"
-base = ""
 seed = 7
 replications = 3
 hours = 2.0
@@ -193,7 +192,6 @@ fn threads_resume_and_shards_give_the_same_bytes() {
 
 /// A small sweep: two configurations plus the base, one replication.
 const SMALL: &str = r#"
-base = ""
 seed = 3
 replications = 1
 hours = 0.5
@@ -295,7 +293,7 @@ fn run_in_order_keeps_an_in_order_prefix_on_stop_and_error() {
     use fleetsim::sweep::runner::{Base, run_in_order};
     use std::sync::atomic::{AtomicBool, Ordering};
     let raw: fleetsim::sweep::RawSweep = toml::from_str(
-        "base = \"\"\nseed = 3\nreplications = 1\nhours = 24.0\nsampler = \"random\"\n\
+        "seed = 3\nreplications = 1\nhours = 24.0\nsampler = \"random\"\n\
          samples = 100\n[[param]]\nkey = \"policy.cooldown_s\"\nmin = 30.0\nmax = 300.0\n\
          [[objective]]\nmetric = \"recycles_per_hour\"\n",
     )
@@ -310,7 +308,7 @@ fn run_in_order_keeps_an_in_order_prefix_on_stop_and_error() {
     let never = AtomicBool::new(false);
     for threads in [1, 2, 4] {
         let mut seen = Vec::new();
-        run_in_order::<()>(&base, &sweep, &pending, threads, &never, |t| {
+        run_in_order::<String>(&base, &sweep, &pending, threads, &never, |t| {
             seen.push(t.trial);
             Ok(())
         })
@@ -319,7 +317,7 @@ fn run_in_order_keeps_an_in_order_prefix_on_stop_and_error() {
         // Stopped after 7 rows: a prefix of the trials, in order.
         let stop = AtomicBool::new(false);
         let mut seen = Vec::new();
-        run_in_order::<()>(&base, &sweep, &pending, threads, &stop, |t| {
+        run_in_order::<String>(&base, &sweep, &pending, threads, &stop, |t| {
             seen.push(t.trial);
             if seen.len() == 7 {
                 stop.store(true, Ordering::Relaxed);
@@ -334,12 +332,12 @@ fn run_in_order_keeps_an_in_order_prefix_on_stop_and_error() {
         let r = run_in_order(&base, &sweep, &pending, threads, &never, |t| {
             seen.push(t.trial);
             if seen.len() == 5 {
-                Err("disk full")
+                Err("disk full".to_string())
             } else {
                 Ok(())
             }
         });
-        assert_eq!(r, Err("disk full"));
+        assert_eq!(r, Err("disk full".to_string()));
         assert_eq!(seen, pending[..5]);
     }
 }

@@ -1,6 +1,8 @@
 //! The command line: clap commands, paths, output files, exit codes.
 //! Everything here is I/O at the edge; the simulation is the library's.
 
+mod limits;
+mod lock;
 mod optimise;
 mod output;
 mod replay;
@@ -9,6 +11,7 @@ mod run;
 mod saturate;
 mod scenario_cmd;
 mod sweep;
+mod sweep_check;
 
 use clap::{Parser, Subcommand};
 
@@ -91,6 +94,15 @@ impl Failure {
             code: EXIT_INTERRUPTED,
             message: message.into(),
         }
+    }
+}
+
+/// The system refused a worker thread: a failed run (exit 1), never a panic.
+impl From<fleetsim::sweep::runner::SpawnError> for Failure {
+    fn from(e: fleetsim::sweep::runner::SpawnError) -> Self {
+        Failure::run(format!(
+            "{e}; retry with fewer --threads, or raise the limit that refused it"
+        ))
     }
 }
 

@@ -6,14 +6,16 @@ use super::Failure;
 use super::output::{AtomicFile, output_dir, stem};
 use super::sweep::{Loaded, load_sweep};
 use clap::Args;
+use fleetsim::Sim;
+use fleetsim::metrics::NullObserver;
 use fleetsim::metrics::Summary;
-use fleetsim::run_summary;
-use fleetsim::sweep::optimise::{self, Candidate, INFEASIBLE, Settings};
+use fleetsim::sweep::optimise::{self, Candidate, INFEASIBLE, Search, Settings};
 use fleetsim::sweep::replication_seed;
 use fleetsim::sweep::space::{Config, Sweep};
 use fleetsim::sweep::spec::Direction;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Args, Debug)]
 pub struct OptimiseArgs {
@@ -68,14 +70,23 @@ fn cost(sweep: &Sweep, s: &Summary) -> f64 {
         .sum()
 }
 
+/// Raised by Ctrl-C: the running simulations stop within 4,096 events.
+static STOP: AtomicBool = AtomicBool::new(false);
+
 pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
     let l: Loaded = load_sweep(&args.sweep)?;
     let sweep = &l.sweep;
     let objective = |x: Option<&[f64]>, r: u64| -> f64 {
+        if STOP.load(Ordering::Relaxed) {
+            return INFEASIBLE;
+        }
         let cfg = x.map(|x| config(sweep, x)).unwrap_or_default();
         let seed = replication_seed(sweep.seed, r);
         match l.base.scenario(&cfg) {
-            Ok((_, sc)) => run_summary(&sc, seed).map_or(INFEASIBLE, |s| cost(sweep, &s)),
+            Ok((_, sc)) => Sim::new(&sc, seed, NullObserver)
+                .with_stop_flag(&STOP)
+                .run()
+                .map_or(INFEASIBLE, |o| cost(sweep, &o.summary)),
             Err(_) => INFEASIBLE,
         }
     };
@@ -95,10 +106,26 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         settings.replications,
         settings.fresh_replications
     );
-    let (cands, trace) = optimise::optimise(&settings, &objective)
-        .map_err(|e| Failure::run(format!("optimiser: {e}")))?;
     let out = output_dir(&args.out, &stem(&args.sweep), "-optimise")?;
-    write_trace(sweep, &out, &trace)?;
+    // A second handler cannot be installed in one process: Ctrl-C then ends it as usual.
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    let search = optimise::optimise_until(&settings, &objective, &STOP)
+        .map_err(|e| Failure::run(format!("optimiser: {e}")))?;
+    let (cands, trace) = match search {
+        Search::Done(cands, trace) => (cands, trace),
+        Search::Stopped(trace) => {
+            let partial = out.join("trace.partial.csv");
+            write_trace(sweep, &partial, &trace)?;
+            eprintln!(
+                "interrupted after {} whole evaluations, kept in {}; optimise does not \
+                 resume: re-run it to search again",
+                trace.len(),
+                partial.display()
+            );
+            return Err(Failure::interrupted("optimise interrupted"));
+        }
+    };
+    write_trace(sweep, &out.join("trace.csv"), &trace)?;
     let Some(best) = cands.first().filter(|c| c.fresh_mean < INFEASIBLE) else {
         println!("no feasible point found; see {}/trace.csv", out.display());
         return Ok(());
@@ -126,9 +153,10 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Writes `trace` to `path` (trace.csv, or trace.partial.csv when stopped).
 fn write_trace(
     sweep: &Sweep,
-    out: &std::path::Path,
+    path: &std::path::Path,
     trace: &[optimise::Evaluation],
 ) -> Result<(), Failure> {
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -143,8 +171,7 @@ fn write_trace(
         r.push(format!("{}", e.cost));
         rows.push(r);
     }
-    let path = out.join("trace.csv");
-    let mut f = AtomicFile::create(path.clone())?;
+    let mut f = AtomicFile::create(path.to_path_buf())?;
     fleetsim::sweep::csvio::write_rows(&mut f, &rows)
         .map_err(|e| Failure::run(format!("{}: {e}", path.display())))?;
     f.commit()

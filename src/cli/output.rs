@@ -3,6 +3,7 @@
 //! killed run never leaves a file that looks finished).
 
 use super::Failure;
+use super::limits::{read_input, read_text_bounded};
 use clap::Args;
 use fleetsim::Scenario;
 use fleetsim::scenario::{
@@ -46,8 +47,7 @@ pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loa
             DEFAULT_SCENARIO_NAME.to_string(),
         ),
         Some(path) => {
-            let bytes = fs::read(path)
-                .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+            let bytes = read_input(path)?;
             let text = String::from_utf8(bytes).map_err(|e| {
                 Failure::input(format!(
                     "{}: not UTF-8 text (byte {}): is this a scenario TOML file?",
@@ -65,7 +65,7 @@ pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loa
     };
     let mut read = |rel: &str| -> Result<String, String> {
         let p = dir.join(rel);
-        fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+        read_text_bounded(&p)
     };
     let (raw, scenario) =
         load(&text, &origin, &overrides, &mut read).map_err(|e| Failure::input(e.to_string()))?;

@@ -3,6 +3,7 @@
 //! report.html is always complete and never older than its charts).
 
 use super::Failure;
+use super::limits::read_input;
 use super::output::AtomicFile;
 use clap::Args;
 use fleetsim::report::{self, Files, Kind};
@@ -40,15 +41,13 @@ fn read(dir: &Path, kind: Kind) -> Result<Files, Failure> {
         .chain(optional.iter().map(|n| (n, false)))
     {
         let p = dir.join(name);
-        match fs::read(&p) {
-            Ok(b) => {
-                files.insert(name.to_string(), b);
-            }
-            Err(e) if needed || e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(Failure::input(format!("{}: cannot read: {e}", p.display())));
-            }
-            Err(_) => {}
+        // A missing optional file is no error; any other is read bounded.
+        if !needed
+            && matches!(fs::symlink_metadata(&p), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        {
+            continue;
         }
+        files.insert(name.to_string(), read_input(&p)?);
     }
     Ok(files)
 }

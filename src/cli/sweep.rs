@@ -3,6 +3,8 @@
 //! chunks finish (flushed), final files are written atomically.
 
 use super::Failure;
+use super::limits::{read_input_text, thread_count};
+use super::lock::DirLock;
 use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem};
 use clap::Args;
 use fleetsim::metrics::Summary;
@@ -26,9 +28,10 @@ pub struct SweepArgs {
     /// Output directory [default: out/<sweep>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads [default: all cores]. Results do not depend on it.
+    /// Worker threads, 1 to 4096, capped to the machine's [default: all
+    /// cores]. Results do not depend on it.
     #[arg(long)]
-    pub threads: Option<usize>,
+    pub threads: Option<u64>,
     /// Run only trials with index % N == K, e.g. --shard $JOB_COMPLETION_INDEX/8.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
@@ -56,13 +59,12 @@ pub struct Loaded {
 }
 
 pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let text = read_input_text(path)?;
     let (raw, sweep) = fleetsim::sweep::spec::parse(&text)
         .map_err(|e| Failure::input(format!("{}{e}", path.display())))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let scenario_args = ScenarioArgs {
-        scenario: (!raw.base.is_empty()).then(|| dir.join(&raw.base)),
+        scenario: raw.base.as_ref().map(|b| dir.join(b)),
         set: vec![],
     };
     let loaded = load_scenario(&scenario_args, None)
@@ -74,11 +76,12 @@ pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_default();
         let p = base_dir.join(&loaded.raw.workload.series_csv);
-        Some(fs::read_to_string(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?)
+        Some(read_input_text(&p)?)
     } else {
         None
     };
     let base = Base::new(&loaded.raw, &loaded.stem, series, sweep.hours);
+    super::sweep_check::check_keys(path, &text, &sweep, &base)?;
     let base_toml = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
     Ok(Loaded {
         text,
@@ -111,9 +114,11 @@ fn io_err(p: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
+    let threads = thread_count("--threads", args.threads)?;
     let l = load_sweep(&args.sweep)?;
     let shard = parse_shard(&args.shard)?;
     let out = output_dir(&args.out, &stem(&args.sweep), "")?;
+    let _lock = DirLock::take(&out, "sweep")?;
     let trials_path = out.join("trials.csv");
     let done = prepare(&l, &out, &trials_path, args.resume)?;
     let pending = runner::pending(&l.sweep, shard, &done);
@@ -131,7 +136,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
             String::new()
         }
     );
-    let stopped = run_pending(&l, &pending, &trials_path, args.threads)?;
+    let stopped = run_pending(&l, &pending, &trials_path, threads)?;
     if stopped {
         eprintln!(
             "interrupted: finished trials are in {}; resume with: fleetsim sweep {} --out {} --resume{}",
@@ -162,7 +167,7 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
 fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeSet<u64>, Failure> {
     let sweep_copy = out.join("sweep.toml");
     if resume {
-        let before = fs::read_to_string(&sweep_copy).map_err(io_err(&sweep_copy))?;
+        let before = read_input_text(&sweep_copy)?;
         if before != l.text {
             return Err(Failure::input(format!(
                 "{}: the sweep file changed since this run started; resume needs the same file",
@@ -174,6 +179,7 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
             "re-run the sweep into a new --out with this build, \
              or resume it with the fleetsim that started it",
         )?;
+        check_base(out, l, "resume needs the base it started with")?;
         let mut done = BTreeSet::new();
         let complete_len = scan_file(&l.sweep, trials, |r, _| {
             done.insert(r.trial);
@@ -210,13 +216,32 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
     Ok(BTreeSet::new())
 }
 
+/// Refuses a sweep directory whose stored resolved base (`base.toml`,
+/// every default and `extends` laid in) is not the base as it resolves
+/// now: a base edited mid-sweep would mix two scenarios' rows. A directory
+/// without one (assembled by hand) has nothing to compare.
+fn check_base(dir: &Path, l: &Loaded, redo: &str) -> Result<(), Failure> {
+    let path = dir.join("base.toml");
+    if !path.try_exists().map_err(io_err(&path))? {
+        return Ok(());
+    }
+    if read_input_text(&path)? != l.base_toml {
+        return Err(Failure::input(format!(
+            "{}: the base scenario changed since these rows were written \
+             (the base now resolves to other values); {redo}",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses a sweep directory whose rows another model wrote (or one
 /// written before model tags); `redo` says how to proceed.
 fn check_model(dir: &Path, redo: &str) -> Result<(), Failure> {
     let path = dir.join(manifest::FILE);
-    let text = match fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let text = match path.try_exists() {
+        Ok(true) => read_input_text(&path)?,
+        Ok(false) => {
             return Err(Failure::input(format!(
                 "{}: missing: this sweep was written by a fleetsim older than model tags, \
                  whose draws may differ from this build's ({}): {redo}",
@@ -242,12 +267,8 @@ fn run_pending(
     l: &Loaded,
     pending: &[u64],
     trials: &Path,
-    threads: Option<usize>,
+    threads: usize,
 ) -> Result<bool, Failure> {
-    let threads = match threads {
-        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Some(n) => n,
-    };
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // A second handler cannot be installed (merge after sweep in one process): ignore.
@@ -308,8 +329,7 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let first = &args.dirs[0];
     let l = load_sweep(&first.join("sweep.toml"))?;
     for d in &args.dirs {
-        let text =
-            fs::read_to_string(d.join("sweep.toml")).map_err(io_err(&d.join("sweep.toml")))?;
+        let text = read_input_text(&d.join("sweep.toml"))?;
         if text != l.text {
             return Err(Failure::input(format!(
                 "{}: a different sweep from {}",
@@ -321,6 +341,11 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
             d,
             "re-run the shards with this build, or merge them with the fleetsim that wrote them",
         )?;
+        check_base(
+            d,
+            &l,
+            "every shard must run on one base: re-run this shard on the current base",
+        )?;
     }
     let mut shards: Vec<Shard> = args
         .dirs
@@ -328,6 +353,7 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
         .map(|d| Shard::open(&l.sweep, d.join("trials.csv")))
         .collect::<Result<_, _>>()?;
     fs::create_dir_all(&args.out).map_err(io_err(&args.out))?;
+    let _lock = DirLock::take(&args.out, "merge")?;
     let merged = args.out.join("trials.csv");
     let mut f = AtomicFile::create(merged.clone())?;
     csvio::write_rows(&mut f, &[csvio::header(&l.sweep)]).map_err(io_err(&merged))?;

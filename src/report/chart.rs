@@ -54,20 +54,39 @@ pub fn titled<'a>(root: &Area<'a>, title: &str) -> Result<Area<'a>, Box<dyn std:
     Ok(rest)
 }
 
-/// A range over the finite values, padded by `pad` of its span; never
-/// empty: a single value or no value at all gets a unit-wide range.
+/// The largest magnitude an axis reaches: finite values beyond it are
+/// drawn at the edge. An eighth of `f64::MAX` leaves room for the padding
+/// and for the axis code's own sums (a range of width infinity never ends
+/// plotters' tick search).
+pub const AXIS_MAX: f64 = f64::MAX / 8.0;
+
+/// The narrowest range relative to its magnitude: a tick step under about
+/// 1e-9 of the values would not move a value it is added to.
+const MIN_RELATIVE_WIDTH: f64 = 1e-9;
+
+/// A range over the finite values (clamped to +-`AXIS_MAX`), padded by
+/// `pad` (at most 1) of its span; never empty, always finite, and wide
+/// enough for its ticks to be distinct numbers: a single value or no value
+/// at all gets a unit-wide range.
 pub fn span(values: impl IntoIterator<Item = f64>, pad: f64) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.into_iter().filter(|v| v.is_finite()) {
+        let v = v.clamp(-AXIS_MAX, AXIS_MAX);
         lo = lo.min(v);
         hi = hi.max(v);
     }
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
+    let pad = if pad.is_finite() {
+        pad.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let w = hi - lo;
-    if w <= f64::EPSILON * hi.abs().max(1.0) {
-        let d = (lo.abs() * 0.1).max(1.0);
+    let magnitude = lo.abs().max(hi.abs());
+    if w <= MIN_RELATIVE_WIDTH * magnitude.max(1.0) {
+        let d = (magnitude * 0.1).max(1.0);
         return (lo - d, hi + d);
     }
     (lo - w * pad, hi + w * pad)
@@ -184,8 +203,19 @@ pub fn nice_width(w: f64, target: usize) -> f64 {
 /// 1, 2, 5 x 10^k within [lo, hi] (in log10 units).
 pub fn log_keys(lo: f64, hi: f64) -> Vec<f64> {
     let mut out = Vec::new();
-    for k in (lo.floor() as i32)..=(hi.ceil() as i32) {
-        for m in [1.0f64, 2.0, 5.0] {
+    // Decades past f64's (10^-324..10^308) hold no value: a range of
+    // infinities would otherwise walk four billion of them.
+    let decade = |v: f64| v.clamp(-330.0, 310.0) as i32;
+    let (first, last) = (decade(lo.floor()), decade(hi.ceil()));
+    // Over more than a dozen decades, powers of ten only, every `every`th.
+    let every = ((last - first) / 12).max(1);
+    let mantissas: &[f64] = if last - first > 12 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    for k in (first..=last).filter(|k| k.rem_euclid(every) == 0) {
+        for &m in mantissas {
             let v = (m * 10f64.powi(k)).log10();
             if v >= lo && v <= hi {
                 out.push(v);
@@ -196,20 +226,42 @@ pub fn log_keys(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// A numeric axis whose ticks sit exactly at the given values (categories,
-/// log-scale decades). plotters' own `WithKeyPoints` over `f64` cannot
-/// take a label formatter; this can.
+/// log-scale decades), or at plotters' own (`axis`). plotters' own
+/// `WithKeyPoints` over `f64` cannot take a label formatter; this can.
+/// Every chart's axes are these: a value far outside the range (1e308 on
+/// an axis clamped to `AXIS_MAX`) is drawn one range-width past the edge
+/// at most, so no pixel coordinate overflows.
 #[derive(Clone)]
 pub struct Keyed {
     inner: RangedCoordf64,
-    keys: Vec<f64>,
+    keys: Option<Vec<f64>>,
 }
 
 impl Keyed {
     pub fn new(lo: f64, hi: f64, keys: Vec<f64>) -> Keyed {
         Keyed {
             inner: (lo..hi).into(),
-            keys,
+            keys: Some(keys),
         }
+    }
+
+    /// The value `map` draws: within one range-width of the range.
+    fn bounded(&self, v: f64) -> f64 {
+        let r = self.inner.range();
+        let w = r.end - r.start;
+        if w.is_finite() {
+            v.clamp(r.start - w, r.end + w)
+        } else {
+            v.clamp(r.start, r.end)
+        }
+    }
+}
+
+/// A plain numeric axis over `lo..hi` with plotters' ticks.
+pub fn axis(lo: f64, hi: f64) -> Keyed {
+    Keyed {
+        inner: (lo..hi).into(),
+        keys: None,
     }
 }
 
@@ -237,11 +289,14 @@ impl Ranged for Keyed {
     type ValueType = f64;
 
     fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        self.inner.map(value, limit)
+        self.inner.map(&self.bounded(*value), limit)
     }
 
-    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, _hint: Hint) -> Vec<f64> {
-        self.keys.clone()
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        match &self.keys {
+            Some(keys) => keys.clone(),
+            None => self.inner.key_points(hint),
+        }
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -352,6 +407,26 @@ mod tests {
     }
 
     #[test]
+    fn span_is_finite_for_any_value() {
+        for vals in [
+            vec![-1e308, 1e308],
+            vec![f64::MAX, f64::MIN, f64::INFINITY],
+            vec![1e308],
+            vec![1e16, 1e16 + 4.0],
+            vec![-f64::MAX],
+        ] {
+            for pad in [0.0, 0.3, f64::INFINITY] {
+                let (lo, hi) = span(vals.iter().copied(), pad);
+                assert!(lo.is_finite() && hi.is_finite() && lo < hi, "{vals:?}");
+                assert!((hi - lo).is_finite(), "{vals:?}: width overflows");
+                // A tick a sixth of the width apart moves any value in range.
+                let step = nice_width(hi - lo, 6);
+                assert!(hi + step > hi && lo + step > lo, "{vals:?}");
+            }
+        }
+    }
+
+    #[test]
     fn decimate_keeps_extremes_and_bounds_length() {
         let pts: Vec<(f64, f64)> = (0..100_000)
             .map(|i| (i as f64, if i == 54_321 { 1e6 } else { (i % 7) as f64 }))
@@ -389,6 +464,9 @@ mod tests {
             .map(|v| short(10f64.powf(*v)))
             .collect();
         assert_eq!(k, ["1", "2", "5", "10", "20", "50", "100"]);
+        // A range of every decade f64 has stays a handful of ticks.
+        assert!(log_keys(-1.0, 308.0).len() <= 30);
+        assert!(log_keys(f64::NEG_INFINITY, f64::INFINITY).len() <= 60);
     }
 
     #[test]

@@ -86,7 +86,8 @@ fn panel(area: &Area<'_>, h: &Hist) -> DrawResult {
         .x_label_area_size(50)
         .y_label_area_size(70);
     if h.log {
-        let mut ch = b.build_cartesian_2d(chart::Keyed::new(lo, hi, keys), 0.0..top)?;
+        let mut ch =
+            b.build_cartesian_2d(chart::Keyed::new(lo, hi, keys), chart::axis(0.0, top))?;
         let fmt = |v: &f64| format!("{} s", short(10f64.powf(*v)));
         ch.configure_mesh()
             .x_desc(h.x_desc)
@@ -99,7 +100,7 @@ fn panel(area: &Area<'_>, h: &Hist) -> DrawResult {
             .draw()?;
         bars(&mut ch, h, &counts, lo, width, top)
     } else {
-        let mut ch = b.build_cartesian_2d(lo..hi, 0.0..top)?;
+        let mut ch = b.build_cartesian_2d(chart::axis(lo, hi), chart::axis(0.0, top))?;
         let fmt = |v: &f64| short(*v);
         ch.configure_mesh()
             .x_desc(h.x_desc)
@@ -115,11 +116,7 @@ fn panel(area: &Area<'_>, h: &Hist) -> DrawResult {
 }
 
 fn bars<X>(
-    ch: &mut ChartContext<
-        '_,
-        SVGBackend<'_>,
-        Cartesian2d<X, plotters::coord::types::RangedCoordf64>,
-    >,
+    ch: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, chart::Keyed>>,
     h: &Hist,
     counts: &[u64],
     lo: f64,

@@ -105,7 +105,7 @@ fn panel(area: &Area<'_>, d: &Distribution) -> DrawResult {
         d.name.clone()
     };
     let mut ch = if log {
-        b.build_cartesian_2d(chart::Keyed::new(lo, hi, keys), 0.0..top)?
+        b.build_cartesian_2d(chart::Keyed::new(lo, hi, keys), chart::axis(0.0, top))?
     } else {
         let step = nice_width(hi - lo, 6);
         let mut k = Vec::new();
@@ -114,7 +114,7 @@ fn panel(area: &Area<'_>, d: &Distribution) -> DrawResult {
             k.push(v);
             v += step;
         }
-        b.build_cartesian_2d(chart::Keyed::new(lo, hi, k), 0.0..top)?
+        b.build_cartesian_2d(chart::Keyed::new(lo, hi, k), chart::axis(0.0, top))?
     };
     let fmt = |v: &f64| {
         if log {

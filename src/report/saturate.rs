@@ -104,7 +104,7 @@ fn bars_panel(area: &Area<'_>, rows: &[Bar], absorbable: Option<f64>) -> DrawRes
         .margin_top(10)
         .x_label_area_size(50)
         .y_label_area_size(230)
-        .build_cartesian_2d(x.0..x.1, chart::rows_axis(n))?;
+        .build_cartesian_2d(chart::axis(x.0, x.1), chart::rows_axis(n))?;
     let labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
     let fmt = chart::row_names(&labels);
     ch.configure_mesh()
@@ -225,8 +225,11 @@ fn probe_panel(area: &Area<'_>, s: &Saturate) -> DrawResult {
         .x_label_area_size(50)
         .y_label_area_size(80)
         .right_y_label_area_size(80)
-        .build_cartesian_2d(chart::Keyed::new(lo, hi, log_keys(lo, hi)), y1.0..y1.1)?
-        .set_secondary_coord(lo..hi, y2.0..y2.1);
+        .build_cartesian_2d(
+            chart::Keyed::new(lo, hi, log_keys(lo, hi)),
+            chart::axis(y1.0, y1.1),
+        )?
+        .set_secondary_coord(chart::axis(lo, hi), chart::axis(y2.0, y2.1));
     let fmt = |v: &f64| short(10f64.powf(*v));
     ch.configure_mesh()
         .x_desc("forced recycle rate (recycles/h, log scale)")

@@ -174,7 +174,7 @@ fn pareto_panel(area: &Area<'_>, res: &SweepResults, front: &BTreeSet<u64>) -> D
         .margin_top(10)
         .x_label_area_size(50)
         .y_label_area_size(90)
-        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+        .build_cartesian_2d(chart::axis(x.0, x.1), chart::axis(y.0, y.1))?;
     let fx = |v: &f64| short(*v);
     let fy = |v: &f64| short(*v);
     ch.configure_mesh()
@@ -292,7 +292,7 @@ fn parallel_panel(area: &Area<'_>, res: &SweepResults, top: &[u64]) -> DrawResul
         .margin_right(60)
         .margin_top(20)
         .margin_bottom(10)
-        .build_cartesian_2d(-0.2..(m as f64 - 0.8), -0.32..1.08)?;
+        .build_cartesian_2d(chart::axis(-0.2, m as f64 - 0.8), chart::axis(-0.32, 1.08))?;
     let ranges: Vec<(f64, f64)> = ax
         .iter()
         .map(|(_, v)| span(v.iter().flatten().copied(), 0.0))
@@ -417,7 +417,7 @@ fn convergence_panel(area: &Area<'_>, trace: &[TracePoint]) -> DrawResult {
         .margin_top(10)
         .x_label_area_size(50)
         .y_label_area_size(90)
-        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+        .build_cartesian_2d(chart::axis(x.0, x.1), chart::axis(y.0, y.1))?;
     let fy = |v: &f64| short(*v);
     ch.configure_mesh()
         .x_desc("evaluation")

@@ -282,7 +282,7 @@ fn memory_panel(
         .margin_top(10)
         .x_label_area_size(0)
         .y_label_area_size(80)
-        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+        .build_cartesian_2d(chart::axis(x.0, x.1), chart::axis(y.0, y.1))?;
     ch.configure_mesh()
         .y_desc("RSS (MB)")
         .y_label_formatter(&chart::num_label)
@@ -416,7 +416,10 @@ fn canary_panel(area: &Area<'_>, events: &[Event], frame: &Frame, x: (f64, f64))
         .margin_top(6)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d(x.0..x.1, chart::Keyed::new(-0.5, n as f64 - 0.5, keys))?;
+        .build_cartesian_2d(
+            chart::axis(x.0, x.1),
+            chart::Keyed::new(-0.5, n as f64 - 0.5, keys),
+        )?;
     let fmt = |v: &f64| {
         let i = v.round().max(0.0) as usize;
         frame
@@ -518,7 +521,7 @@ fn workers_panel(area: &Area<'_>, tl: &Timeline, x: (f64, f64)) -> DrawResult {
         .margin_top(10)
         .x_label_area_size(0)
         .y_label_area_size(80)
-        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+        .build_cartesian_2d(chart::axis(x.0, x.1), chart::axis(y.0, y.1))?;
     ch.configure_mesh()
         .y_desc("workers")
         .y_label_formatter(&chart::num_label)
@@ -554,7 +557,7 @@ fn headroom_panel(area: &Area<'_>, tl: &Timeline, policy: &Policy, x: (f64, f64)
         .margin_top(10)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+        .build_cartesian_2d(chart::axis(x.0, x.1), chart::axis(y.0, y.1))?;
     ch.configure_mesh()
         .x_desc("simulated time (h)")
         .y_desc("headroom (MB)")

@@ -254,7 +254,7 @@ fn figure_panel(area: &Area<'_>, alts: &[Policy], i: usize) -> DrawResult {
         .margin_top(6)
         .x_label_area_size(34)
         .y_label_area_size(300)
-        .build_cartesian_2d(span.0..span.1, chart::rows_axis(n))?;
+        .build_cartesian_2d(chart::axis(span.0, span.1), chart::rows_axis(n))?;
     let names: Vec<String> = alts.iter().map(|p| p.name.clone()).collect();
     let fmt = chart::row_names(&names);
     // A tick a rounding error away from zero reads as zero, not -1.11e-16.

@@ -141,14 +141,15 @@ pub fn find_key_line(text: &str, key: &str) -> Option<usize> {
     None
 }
 
-/// Loads a scenario from TOML text. `origin` names it in errors (a path, or
-/// `<embedded render-2x3>`); `read_file` resolves `series_csv` relative to it.
-pub fn load(
+/// The first stage of `load`: TOML, `extends`, `--set` overrides and the
+/// raw mirror, so unknown keys and wrong types, and nothing else. A value
+/// that passes here may still fail validation, alone or with others.
+pub fn load_raw(
     text: &str,
     origin: &str,
     overrides: &[Override],
     read_file: &mut dyn FnMut(&str) -> Result<String, String>,
-) -> Result<(RawScenario, Scenario), ScenarioError> {
+) -> Result<RawScenario, ScenarioError> {
     let err = |line, key: Option<String>, reason: String| ScenarioError {
         origin: origin.to_string(),
         line,
@@ -178,6 +179,24 @@ pub fn load(
             }
             err(line, Some(key).filter(|k| k != "."), reason)
         })?;
+    Ok(raw)
+}
+
+/// Loads a scenario from TOML text. `origin` names it in errors (a path, or
+/// `<embedded render-2x3>`); `read_file` resolves `series_csv` relative to it.
+pub fn load(
+    text: &str,
+    origin: &str,
+    overrides: &[Override],
+    read_file: &mut dyn FnMut(&str) -> Result<String, String>,
+) -> Result<(RawScenario, Scenario), ScenarioError> {
+    let err = |line, key: Option<String>, reason: String| ScenarioError {
+        origin: origin.to_string(),
+        line,
+        key,
+        reason,
+    };
+    let raw = load_raw(text, origin, overrides, read_file)?;
     let series = if raw.workload.profile == ProfileKind::Series {
         let path = &raw.workload.series_csv;
         if path.is_empty() {

@@ -12,6 +12,7 @@ use argmin::solver::neldermead::NelderMead;
 use argmin::solver::particleswarm::ParticleSwarm;
 use rand::SeedableRng;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A large finite penalty for infeasible points: the optimisers must be
 /// able to compare them (infinity breaks simplex arithmetic).
@@ -62,17 +63,24 @@ struct Problem<'a> {
     replications: Vec<u64>,
     trace: &'a Mutex<Vec<Evaluation>>,
     phase: &'static str,
+    stop: &'a AtomicBool,
 }
 
 impl Problem<'_> {
     fn mean(&self, x: &[f64]) -> f64 {
         use rayon::prelude::*;
         let clamped: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
+        if self.stop.load(Ordering::Relaxed) {
+            return INFEASIBLE; // stopped: the search runs out, unrecorded
+        }
         let costs: Vec<f64> = self
             .replications
             .par_iter()
             .map(|&r| (self.objective)(Some(&clamped), r))
             .collect();
+        if self.stop.load(Ordering::Relaxed) {
+            return INFEASIBLE; // stopped mid-evaluation: not a whole one
+        }
         let m = costs.iter().sum::<f64>() / costs.len() as f64;
         let cost = if m.is_finite() {
             m.min(INFEASIBLE)
@@ -105,6 +113,29 @@ pub fn optimise(
     s: &Settings,
     objective: &Objective,
 ) -> Result<(Vec<Candidate>, Vec<Evaluation>), Error> {
+    match optimise_until(s, objective, &AtomicBool::new(false))? {
+        Search::Done(c, e) => Ok((c, e)),
+        Search::Stopped(e) => Ok((Vec::new(), e)), // never: the flag stays down
+    }
+}
+
+/// How a search ended.
+pub enum Search {
+    /// The candidates (best fresh mean first) and every evaluation.
+    Done(Vec<Candidate>, Vec<Evaluation>),
+    /// `stop` was raised: the whole evaluations before it, in order.
+    Stopped(Vec<Evaluation>),
+}
+
+/// `optimise`, until `stop` is raised: from then no evaluation is
+/// recorded (one in flight is dropped, its simulations cut short by the
+/// objective), the search runs out on no work, and the fresh
+/// re-evaluation is skipped.
+pub fn optimise_until(
+    s: &Settings,
+    objective: &Objective,
+    stop: &AtomicBool,
+) -> Result<Search, Error> {
     let trace = Mutex::new(Vec::new());
     let reps: Vec<u64> = (0..s.replications).collect();
     let problem = |phase| Problem {
@@ -112,6 +143,10 @@ pub fn optimise(
         replications: reps.clone(),
         trace: &trace,
         phase,
+        stop,
+    };
+    let stopped = |trace: Mutex<Vec<Evaluation>>| {
+        Ok(Search::Stopped(trace.into_inner().expect("trace lock")))
     };
     let screen_n = (s.budget / 4).max(2 * s.dim as u64 + 2);
     let screen = problem("screen");
@@ -120,6 +155,9 @@ pub fn optimise(
             .map(|d| sobol_burley::sample(i as u32, d as u32, s.seed as u32) as f64)
             .collect();
         screen.mean(&x);
+    }
+    if stop.load(Ordering::Relaxed) {
+        return stopped(trace);
     }
     let best_screen = best_of(&trace.lock().expect("trace lock"));
     // The swarm: a few particles over the unit cube, the rest of half the budget.
@@ -142,6 +180,9 @@ pub fn optimise(
     } else {
         best_screen
     };
+    if stop.load(Ordering::Relaxed) {
+        return stopped(trace);
+    }
     let used = trace.lock().expect("trace lock").len() as u64;
     let polish_iters = s.budget.saturating_sub(used).max(1);
     let simplex = simplex_around(&start, 0.1);
@@ -149,9 +190,16 @@ pub fn optimise(
     Executor::new(problem("polish"), nm)
         .configure(|st| st.max_iters(polish_iters))
         .run()?;
+    if stop.load(Ordering::Relaxed) {
+        return stopped(trace);
+    }
     let evaluations = trace.into_inner().expect("trace lock");
     let finalists = finalists(&evaluations, s.finalists);
-    Ok((reevaluate(s, objective, finalists), evaluations))
+    let candidates = reevaluate(s, objective, finalists);
+    if stop.load(Ordering::Relaxed) {
+        return Ok(Search::Stopped(evaluations));
+    }
+    Ok(Search::Done(candidates, evaluations))
 }
 
 fn best_of(ev: &[Evaluation]) -> Vec<f64> {

@@ -40,6 +40,21 @@ impl Base {
         }
     }
 
+    /// The base with `config` applied, through the raw mirror only (keys
+    /// and types; `load_raw`): what a sweep file is checked against.
+    pub fn raw(&self, config: &Config) -> Result<RawScenario, ScenarioError> {
+        let overrides: Vec<Override> = config
+            .iter()
+            .map(|(k, v)| Override {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect();
+        crate::scenario::load::load_raw(&self.text, &self.origin, &overrides, &mut |p| {
+            Err(format!("{p}: not read when checking a sweep's keys"))
+        })
+    }
+
     /// The base with `config` applied, validated.
     pub fn scenario(&self, config: &Config) -> Result<(RawScenario, Scenario), ScenarioError> {
         let mut overrides: Vec<Override> = config
@@ -100,6 +115,18 @@ pub fn run_chunk(base: &Base, sweep: &Sweep, trials: &[u64]) -> Vec<Trial> {
         .collect()
 }
 
+/// The operating system refused a worker thread (a memory or process
+/// limit): the trials already handed on stand, and nothing else ran.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start a worker thread: {0}")]
+pub struct SpawnError(#[from] pub std::io::Error);
+
+impl From<SpawnError> for String {
+    fn from(e: SpawnError) -> String {
+        e.to_string()
+    }
+}
+
 /// Runs `pending` on `threads` worker threads and hands every result to
 /// `each` on the calling thread, in input order. Each worker takes the next
 /// trial from a shared counter, so trials finish nearly in order (a handful
@@ -107,8 +134,9 @@ pub fn run_chunk(base: &Base, sweep: &Sweep, trials: &[u64]) -> Vec<Trial> {
 /// trials. Once `stop` is raised the workers take no new trial; results
 /// after the first one missing are dropped (a resumed sweep re-runs them).
 /// An error from `each` makes the workers take no new trial (those
-/// running finish first) and is returned.
-pub fn run_in_order<E>(
+/// running finish first) and is returned; so is a thread the system
+/// refuses to start (`SpawnError`), after the started ones stop.
+pub fn run_in_order<E: From<SpawnError>>(
     base: &Base,
     sweep: &Sweep,
     pending: &[u64],
@@ -117,12 +145,13 @@ pub fn run_in_order<E>(
     mut each: impl FnMut(Trial) -> Result<(), E>,
 ) -> Result<(), E> {
     let next = AtomicUsize::new(0);
+    let abort = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, Trial)>();
     std::thread::scope(|s| {
         for _ in 0..threads.max(1) {
-            let (tx, next) = (tx.clone(), &next);
-            s.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
+            let (tx, next, abort) = (tx.clone(), &next, &abort);
+            let started = std::thread::Builder::new().spawn_scoped(s, move || {
+                while !stop.load(Ordering::Relaxed) && !abort.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&t) = pending.get(i) else { break };
                     if tx.send((i, run_trial(base, sweep, t))).is_err() {
@@ -130,6 +159,10 @@ pub fn run_in_order<E>(
                     }
                 }
             });
+            if let Err(e) = started {
+                abort.store(true, Ordering::Relaxed);
+                return Err(SpawnError(e).into());
+            }
         }
         drop(tx);
         let mut waiting = BTreeMap::new();

@@ -74,6 +74,9 @@ pub struct Sweep {
     pub params: Vec<Param>,
     pub objectives: Vec<Objective>,
     pub constraints: Vec<Constraint>,
+    /// Each parameter's grid points (grid sampler only), built once the
+    /// count is known to be under `MAX_CONFIGS`.
+    grids: Vec<Vec<toml::Value>>,
 }
 
 /// One configuration: the overrides it applies to the base scenario.
@@ -88,6 +91,12 @@ fn err(key: impl Into<String>, reason: impl Into<String>) -> (String, String) {
 
 /// Checks a raw sweep; errors are `(key, reason)`.
 pub fn validate(raw: &RawSweep) -> Result<Sweep, (String, String)> {
+    if raw.base.as_deref().is_some_and(|b| b.trim().is_empty()) {
+        return Err(err(
+            "base",
+            "is empty: name the base scenario file, or leave `base` out for the embedded default",
+        ));
+    }
     if raw.replications == 0 || raw.replications > 100_000 {
         return Err(err("replications", "must be between 1 and 100000"));
     }
@@ -108,9 +117,25 @@ pub fn validate(raw: &RawSweep) -> Result<Sweep, (String, String)> {
         .enumerate()
         .map(|(i, p)| param(i, p, raw.sampler))
         .collect::<Result<Vec<_>, _>>()?;
+    distinct_keys(&params)?;
     if raw.sampler != SamplerKind::Grid && raw.samples == 0 {
         return Err(err("samples", "random, lhs and sobol need samples > 0"));
     }
+    if raw.sampler != SamplerKind::Grid && raw.samples > MAX_CONFIGS {
+        return Err(err(
+            "samples",
+            format!(
+                "{} samples is more than the {MAX_CONFIGS} configurations a sweep may have",
+                raw.samples
+            ),
+        ));
+    }
+    let grids = if raw.sampler == SamplerKind::Grid {
+        grid_count(&params)?;
+        params.iter().map(Param::grid).collect()
+    } else {
+        Vec::new()
+    };
     let names = Summary::metric_names();
     let known = |i: usize, what: &str, m: &str| {
         if names.iter().any(|n| n == m) {
@@ -169,6 +194,17 @@ pub fn validate(raw: &RawSweep) -> Result<Sweep, (String, String)> {
     }
     let mut fixed = Vec::new();
     flatten("", &raw.fixed, &mut fixed);
+    for (k, _) in &fixed {
+        if let Some(i) = params.iter().position(|p| related(&p.key, k)) {
+            return Err(err(
+                format!("fixed.{k}"),
+                format!(
+                    "`{}` is also param[{i}]: a key is either fixed or swept",
+                    params[i].key
+                ),
+            ));
+        }
+    }
     let sweep = Sweep {
         seed: raw.seed,
         fixed,
@@ -179,15 +215,59 @@ pub fn validate(raw: &RawSweep) -> Result<Sweep, (String, String)> {
         params,
         objectives,
         constraints,
+        grids,
     };
-    let n = sweep.config_count();
-    if n > MAX_CONFIGS {
+    Ok(sweep)
+}
+
+/// Whether two dotted keys name the same value or one holds the other
+/// (`policy.lease` and `policy.lease.ttl_s`).
+pub fn related(a: &str, b: &str) -> bool {
+    let within = |long: &str, short: &str| {
+        long.strip_prefix(short)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    };
+    within(a, b) || within(b, a)
+}
+
+/// One `[[param]]` per key: a second one would silently replace the first.
+fn distinct_keys(params: &[Param]) -> Result<(), (String, String)> {
+    for (i, p) in params.iter().enumerate() {
+        if let Some(j) = params[..i].iter().position(|q| related(&q.key, &p.key)) {
+            return Err(err(
+                format!("param[{i}].key"),
+                format!(
+                    "`{}` is already swept by param[{j}] (`{}`): one [[param]] per key",
+                    p.key, params[j].key
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The grid's size, counted without building it (each parameter's points
+/// are walked, none kept), refused past `MAX_CONFIGS`.
+fn grid_count(params: &[Param]) -> Result<u64, (String, String)> {
+    let counts: Vec<u64> = params.iter().map(Param::grid_len).collect();
+    let n = counts
+        .iter()
+        .fold(1u128, |a, &b| a.saturating_mul(u128::from(b)));
+    if n > u128::from(MAX_CONFIGS) {
+        let factors: Vec<String> = params
+            .iter()
+            .zip(&counts)
+            .map(|(p, c)| format!("{}: {c}", p.key))
+            .collect();
         return Err(err(
             "param",
-            format!("{n} configurations is more than {MAX_CONFIGS}"),
+            format!(
+                "the grid has {n} configurations ({}), more than the {MAX_CONFIGS} a sweep may have",
+                factors.join(" x ")
+            ),
         ));
     }
-    Ok(sweep)
+    Ok(n as u64)
 }
 
 /// `{policy = {lease = {ttl_s = 60}}}` -> `[("policy.lease.ttl_s", 60)]`.
@@ -236,6 +316,19 @@ fn param(i: usize, p: &RawParam, sampler: SamplerKind) -> Result<Param, (String,
                     "a grid over a range needs steps >= 1",
                 ));
             }
+            if let Some(n) = p.steps.filter(|n| *n > MAX_CONFIGS) {
+                return Err(err(
+                    format!("{key}.steps"),
+                    format!(
+                        "`{}`: {n} grid points is more than the {MAX_CONFIGS} configurations \
+                         a sweep may have",
+                        p.key
+                    ),
+                ));
+            }
+            if p.integer {
+                integer_bounds(&key, &p.key, min, max)?;
+            }
             Domain::Range {
                 min,
                 max,
@@ -257,25 +350,72 @@ fn param(i: usize, p: &RawParam, sampler: SamplerKind) -> Result<Param, (String,
     })
 }
 
+/// The largest whole number an integer range may reach: every integer up
+/// to 2^53 is exact in the f64 the range is drawn in.
+const MAX_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// An integer range's bounds must be whole numbers: `[1.2, 1.8]` would
+/// round every draw to one value.
+fn integer_bounds(key: &str, name: &str, min: f64, max: f64) -> Result<(), (String, String)> {
+    for (end, v) in [("min", min), ("max", max)] {
+        if v.fract() != 0.0 || v.abs() > MAX_INTEGER {
+            return Err(err(
+                format!("{key}.{end}"),
+                format!(
+                    "`{name}`: an integer range needs whole-number bounds within +-2^53, got {min}..{max}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Param {
+    /// How many grid points `grid` returns, without building them.
+    fn grid_len(&self) -> u64 {
+        match &self.domain {
+            Domain::Values(v) => v.len() as u64,
+            Domain::Range { .. } => {
+                let mut last = None;
+                let mut n = 0;
+                self.grid_points(|v| {
+                    if last.as_ref() != Some(&v) {
+                        n += 1;
+                        last = Some(v);
+                    }
+                });
+                n
+            }
+        }
+    }
+
+    /// Calls `each` on the `steps` points over a range, in order.
+    fn grid_points(&self, mut each: impl FnMut(toml::Value)) {
+        let Domain::Range { steps, .. } = &self.domain else {
+            return;
+        };
+        let n = steps.unwrap_or(1).max(1);
+        for k in 0..n {
+            let u = if n == 1 {
+                0.5
+            } else {
+                k as f64 / (n - 1) as f64
+            };
+            each(self.at(u));
+        }
+    }
+
     /// Grid points: explicit values, or `steps` points over the range.
     fn grid(&self) -> Vec<toml::Value> {
         match &self.domain {
             Domain::Values(v) => v.clone(),
-            Domain::Range { steps, .. } => {
-                let n = steps.unwrap_or(1).max(1);
+            Domain::Range { .. } => {
                 let mut out: Vec<toml::Value> = Vec::new();
-                for k in 0..n {
-                    let u = if n == 1 {
-                        0.5
-                    } else {
-                        k as f64 / (n - 1) as f64
-                    };
-                    let v = self.at(u);
+                self.grid_points(|v| {
                     if out.last() != Some(&v) {
                         out.push(v);
                     }
-                }
+                });
                 out
             }
         }
@@ -312,9 +452,9 @@ impl Sweep {
     pub fn config_count(&self) -> u64 {
         match self.sampler {
             SamplerKind::Grid => self
-                .params
+                .grids
                 .iter()
-                .map(|p| p.grid().len() as u64)
+                .map(|g| g.len() as u64)
                 .fold(1u64, |a, b| a.saturating_mul(b)),
             _ => self.samples,
         }
@@ -331,8 +471,7 @@ impl Sweep {
                 let mut rest = i;
                 let mut vals = Vec::new();
                 // The last parameter varies fastest.
-                let grids: Vec<Vec<toml::Value>> = self.params.iter().map(Param::grid).collect();
-                for g in grids.iter().rev() {
+                for g in self.grids.iter().rev() {
                     vals.push(g[(rest % g.len() as u64) as usize].clone());
                     rest /= g.len() as u64;
                 }

@@ -66,9 +66,10 @@ pub enum SamplerKind {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RawSweep {
-    /// The base scenario, relative to the sweep file; empty = the embedded default.
-    #[serde(default)]
-    pub base: String,
+    /// The base scenario, relative to the sweep file; left out = the
+    /// embedded default (an empty name is refused: it reads as a mistake).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// Master seed: replication r of every configuration uses the seed derived
     /// from (seed, r), so configurations share random numbers.
     #[serde(default = "one")]

@@ -5,6 +5,16 @@ use crate::engine::time::SimTime;
 /// A failed check: the dotted key and the reason.
 pub(super) type Check = Result<(), (String, String)>;
 
+/// A value as a message shows it: `1e308`, not 309 digits.
+pub(super) fn shown(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 pub(super) fn fail(key: &str, reason: impl Into<String>) -> Check {
     Err((key.to_string(), reason.into()))
 }
@@ -13,14 +23,14 @@ pub(super) fn finite(key: &str, v: f64) -> Check {
     if v.is_finite() {
         Ok(())
     } else {
-        fail(key, format!("must be a finite number, got {v}"))
+        fail(key, format!("must be a finite number, got {}", shown(v)))
     }
 }
 
 pub(super) fn non_negative(key: &str, v: f64) -> Check {
     finite(key, v)?;
     if v < 0.0 {
-        return fail(key, format!("must be >= 0, got {v}"));
+        return fail(key, format!("must be >= 0, got {}", shown(v)));
     }
     Ok(())
 }
@@ -28,7 +38,27 @@ pub(super) fn non_negative(key: &str, v: f64) -> Check {
 pub(super) fn positive(key: &str, v: f64) -> Check {
     finite(key, v)?;
     if v <= 0.0 {
-        return fail(key, format!("must be > 0, got {v}"));
+        return fail(key, format!("must be > 0, got {}", shown(v)));
+    }
+    Ok(())
+}
+
+/// The largest memory any MB key may name: 10^7 MB (10 TB), more than
+/// any machine's memory. Past it RSS over a run can reach infinity and
+/// every figure drawn from it is meaningless.
+pub(super) const MAX_MB: f64 = 1e7;
+
+/// A size in MB: finite, >= 0 and at most `MAX_MB`.
+pub(super) fn megabytes(key: &str, v: f64) -> Check {
+    non_negative(key, v)?;
+    if v > MAX_MB {
+        return fail(
+            key,
+            format!(
+                "{} MB is more than the 1e7 MB (10 TB) any machine holds",
+                shown(v)
+            ),
+        );
     }
     Ok(())
 }
@@ -39,7 +69,7 @@ pub(super) const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
 pub(super) fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
     non_negative(key, v)?;
     if v > MAX_SECONDS {
-        fail(key, format!("{v} s is longer than ten years"))?;
+        fail(key, format!("{} s is longer than ten years", shown(v)))?;
     }
     Ok(SimTime::from_secs_f64(v))
 }
@@ -65,7 +95,7 @@ pub(super) fn count(key: &str, v: u32, min: u32, max: u32) -> Check {
 pub(super) fn fraction(key: &str, v: f64) -> Check {
     non_negative(key, v)?;
     if v > 1.0 {
-        return fail(key, format!("is a fraction: at most 1, got {v}"));
+        return fail(key, format!("is a fraction: at most 1, got {}", shown(v)));
     }
     Ok(())
 }

@@ -96,7 +96,9 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         fail("fleet.instances", "more than 1,000,000 workers in all")?;
     }
     positive("fleet.container_mb", f.container_mb)?;
+    megabytes("fleet.container_mb", f.container_mb)?;
     positive("fleet.boot_rss_mb", f.boot_rss_mb)?;
+    megabytes("fleet.boot_rss_mb", f.boot_rss_mb)?;
     non_negative("fleet.shared_mb", f.shared_mb)?;
     if f.shared_mb > f.boot_rss_mb {
         fail(
@@ -118,15 +120,25 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         )?;
     }
     let l = &f.leak;
-    non_negative("fleet.leak.mean_mb_per_request", l.mean_mb_per_request)?;
+    megabytes("fleet.leak.mean_mb_per_request", l.mean_mb_per_request)?;
     non_negative("fleet.leak.cv", l.cv)?;
-    non_negative("fleet.leak.warmup_mb", l.warmup_mb)?;
+    if l.cv > MAX_LEAK_CV {
+        fail(
+            "fleet.leak.cv",
+            format!(
+                "{} is over {MAX_LEAK_CV}: past it the lognormal puts nearly every worker's \
+                 leak at 0 and the mean in a few (the draw degenerates)",
+                shown(l.cv)
+            ),
+        )?;
+    }
+    megabytes("fleet.leak.warmup_mb", l.warmup_mb)?;
     positive("fleet.leak.warmup_requests", l.warmup_requests)?;
     non_negative("fleet.leak.step_probability", l.step_probability)?;
     if l.step_probability > 1.0 {
         fail("fleet.leak.step_probability", "is a probability: at most 1")?;
     }
-    non_negative("fleet.leak.step_mean_mb", l.step_mean_mb)?;
+    megabytes("fleet.leak.step_mean_mb", l.step_mean_mb)?;
     let velocity = match l.distribution {
         LeakDistribution::Constant => VelocityDist::Constant {
             mb: l.mean_mb_per_request,
@@ -156,6 +168,10 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         },
     })
 }
+
+/// The widest spread of leak velocities across workers (calibration fits
+/// at most 4): the same bound as the surge lengths'.
+const MAX_LEAK_CV: f64 = 10.0;
 
 /// The most episodes a day: one a minute. More is a typo for a rate.
 const MAX_SURGES_PER_DAY: f64 = 1440.0;

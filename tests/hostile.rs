@@ -1,0 +1,251 @@
+//! The hostile-input corpus (issue 17): files under tests/hostile/ made to
+//! break the limits (a grid of 10^12 points, a leak of 1e308 MB,
+//! `extends = "/dev/zero"`, a mistyped sweep key), and the flags and
+//! environment that go with them. Each exits 2 (or 1 for a refused thread)
+//! with one line naming the file and key, fast, and never panics. A file's
+//! first line, `# expect: ...`, is a fragment of its message.
+
+mod common;
+
+use common::TempDir;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Every refusal here is checked before work starts: well under this.
+const FAST: Duration = Duration::from_secs(10);
+
+fn corpus(sub: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hostile")
+        .join(sub);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+fn fleetsim(args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args(args)
+        .env_remove("FLEETSIM_MAX_INPUT_MB")
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs");
+    (out, start.elapsed())
+}
+
+/// Exit `code`, one line on stderr holding every fragment, no panic, fast.
+fn refused(what: &str, (out, took): &(Output, Duration), code: i32, fragments: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{what}: stderr {err}");
+    assert!(!err.contains("panicked"), "{what} panicked: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{what}: not one line: {err}"
+    );
+    for f in fragments {
+        assert!(err.contains(f), "{what}: expected `{f}` in: {err}");
+    }
+    assert!(*took < FAST, "{what}: took {took:?}");
+}
+
+fn expectation(file: &Path) -> String {
+    let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+    let first = text.lines().next().unwrap_or("");
+    first
+        .strip_prefix("# expect: ")
+        .unwrap_or_else(|| panic!("{}: no expect line", file.display()))
+        .to_string()
+}
+
+/// Runs every file of `sub` under each of `commands`.
+fn check_corpus(sub: &str, commands: &[&str]) -> usize {
+    let out = TempDir::new("hostile");
+    let files = corpus(sub);
+    for f in &files {
+        let expect = expectation(f);
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        for cmd in commands {
+            let args = [
+                *cmd,
+                f.to_str().unwrap(),
+                "--out",
+                out.path().to_str().unwrap(),
+            ];
+            let what = format!("{cmd} {name}");
+            refused(&what, &fleetsim(&args, &[]), 2, &[&name, &expect]);
+        }
+    }
+    files.len()
+}
+
+#[test]
+fn hostile_scenarios_are_refused_on_one_line() {
+    assert!(check_corpus("scenarios", &["run"]) >= 10);
+}
+
+#[test]
+fn hostile_sweeps_are_refused_by_sweep_and_optimise() {
+    assert!(check_corpus("sweeps", &["sweep", "optimise"]) >= 20);
+}
+
+/// A sweep that would run: two configurations of a few minutes each.
+const SMALL: &str = "hours = 0.05\n[[param]]\nkey = \"policy.cooldown_s\"\nvalues = [60.0, 120.0]\n\
+                     [[objective]]\nmetric = \"oom_kills\"\n";
+
+fn small_sweep(dir: &TempDir) -> String {
+    let p = dir.path().join("small.toml");
+    std::fs::write(&p, SMALL).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn absurd_thread_counts_name_the_flag() {
+    let dir = TempDir::new("hostile-threads");
+    let sweep = small_sweep(&dir);
+    let out = dir.path().join("out");
+    for n in ["0", "4097", "4294967296", "18446744073709551615"] {
+        let r = fleetsim(
+            &[
+                "sweep",
+                &sweep,
+                "--threads",
+                n,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        );
+        refused(&format!("--threads {n}"), &r, 2, &["--threads", n, "4096"]);
+        assert!(!out.join("trials.csv").exists(), "--threads {n} ran trials");
+    }
+}
+
+#[test]
+fn more_threads_than_cores_are_capped_with_a_note() {
+    let dir = TempDir::new("hostile-cap");
+    let sweep = small_sweep(&dir);
+    let out = dir.path().join("out");
+    let (o, _) = fleetsim(
+        &[
+            "sweep",
+            &sweep,
+            "--threads",
+            "4096",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 4096 {
+        assert!(
+            err.contains(&format!("--threads 4096 capped to the {cores}")),
+            "{err}"
+        );
+    }
+}
+
+/// A thread the system refuses (here: a stack no machine can map) is a
+/// failed run, exit 1 with a message, never a panic.
+#[test]
+fn a_refused_worker_thread_is_an_error_not_a_panic() {
+    let dir = TempDir::new("hostile-spawn");
+    let sweep = small_sweep(&dir);
+    let out = dir.path().join("out");
+    let (o, _) = fleetsim(
+        &[
+            "sweep",
+            &sweep,
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("RUST_MIN_STACK", "1099511627776000")],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // The sweep's banner, then the one error line.
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("error: cannot start a worker thread"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unbounded_inputs_stop_at_the_limit() {
+    let dir = TempDir::new("hostile-limit");
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let r = fleetsim(&["run", "/dev/zero", "--out", out], &[]);
+    refused(
+        "run /dev/zero",
+        &r,
+        2,
+        &[
+            "/dev/zero",
+            "input limit of 64 MiB",
+            "FLEETSIM_MAX_INPUT_MB",
+        ],
+    );
+    // The limit is the environment's: a 2 MiB scenario (comments) under 1 MiB.
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, "# padding\n".repeat(210_000)).unwrap();
+    let big = big.to_str().unwrap();
+    let r = fleetsim(
+        &["run", big, "--out", out],
+        &[("FLEETSIM_MAX_INPUT_MB", "1")],
+    );
+    refused(
+        "a 2 MiB file under 1 MiB",
+        &r,
+        2,
+        &["big.toml", "input limit of 1 MiB"],
+    );
+    for bad in ["0", "abc", "-1", "99999999999"] {
+        let r = fleetsim(
+            &["run", big, "--out", out],
+            &[("FLEETSIM_MAX_INPUT_MB", bad)],
+        );
+        refused(
+            &format!("limit {bad}"),
+            &r,
+            2,
+            &["FLEETSIM_MAX_INPUT_MB", bad],
+        );
+    }
+    // Under a limit it fits, the same file is a scenario (all comments).
+    let (o, _) = fleetsim(
+        &["scenario", "show", big],
+        &[("FLEETSIM_MAX_INPUT_MB", "3")],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+}
+
+/// A report's input that never ends (a link to /dev/zero planted in a run
+/// directory) stops at the limit too.
+#[test]
+fn a_report_input_that_never_ends_is_refused() {
+    let dir = TempDir::new("hostile-report");
+    std::fs::write(dir.path().join("summary.json"), "{}").unwrap();
+    std::fs::write(dir.path().join("events.csv"), "ts,event\n").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("timeline.csv")).unwrap();
+    let r = fleetsim(&["report", dir.path().to_str().unwrap()], &[]);
+    refused(
+        "report /dev/zero",
+        &r,
+        2,
+        &["timeline.csv", "input limit of 64 MiB"],
+    );
+}
