@@ -96,3 +96,33 @@ fn without_canary_events_the_window_stays_the_bases() {
     assert!(c.get("client.stale_window_s").is_none());
     assert!(!c.fixed.iter().any(|(k, _)| k == "client.stale_window_s"));
 }
+
+#[test]
+fn a_window_the_recording_does_not_contradict_stays_the_bases() {
+    // The truth's client is the base's (15 s): its resets are what the
+    // base predicts, so nothing is fitted and a note says why.
+    let mut sets = TRUTH.to_vec();
+    *sets.last_mut().unwrap() = "client.stale_window_s=15.0";
+    let sc = scenario(&sets);
+    let (mut events, mut timeline) = (Vec::new(), Vec::new());
+    let mut obs = CsvObserver::new(
+        &mut events,
+        &mut timeline,
+        sc.policy.base_limit_mb,
+        sc.policy.hard_limit_mb,
+    );
+    Sim::new(&sc, 33, &mut obs).run().expect("runs");
+    obs.finish().expect("in memory");
+    let text = String::from_utf8(events).unwrap();
+    let rec = Recording::assemble(vec![import::parse("sim.csv", &text).unwrap()]).unwrap();
+    assert!(rec.count(EventKind::RetryOk) > 20);
+    let c = calibrate(&rec, &base(), 1, BUDGET, false, &|_| ()).expect("calibrates");
+    assert!(c.get("client.stale_window_s").is_none(), "{:?}", c.notes);
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.starts_with("client.stale_window_s: the base's 15 s kept")),
+        "{:?}",
+        c.notes
+    );
+}

@@ -1,6 +1,7 @@
 //! The client's stale-connection window (`client.stale_window_s`), fitted
-//! to the recorded `retry_ok` per recycle when the recording has canary
-//! events: how long a connection an exiting worker closed can still be
+//! to the recorded resets per recycle (`retry_ok` + `fetch_failed`: every
+//! reset is retried, and either succeeds or fails) when the recording has
+//! canary events: how long a connection an exiting worker closed can still be
 //! picked is the client's and the proxy's, not the recycler's, and no
 //! default transfers (the seeds' undici saw 1.5 resets per recycle; a
 //! uvicorn fleet that closes idle keep-alive connections itself sees a
@@ -23,20 +24,25 @@ pub const KEY: &str = "client.stale_window_s";
 /// Proportional steps taken.
 const STEPS: usize = 3;
 
-/// The recorded target: canary counts over the regime's recycles.
+/// The recorded target: resets (`retry_ok` + `fetch_failed`) over the
+/// regime's recycles.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Target {
-    pub retry_ok: usize,
+    pub resets: usize,
     pub recycles: usize,
 }
 
 impl Target {
     fn per_recycle(self) -> f64 {
-        self.retry_ok as f64 / self.recycles.max(1) as f64
+        self.resets as f64 / self.recycles.max(1) as f64
     }
 }
 
-/// `retry_ok` per recycle over simulated windows at `theta` with the window
+fn resets(rec: &crate::replay::Recording) -> usize {
+    rec.count(EventKind::RetryOk) + rec.count(EventKind::FetchFailed)
+}
+
+/// Resets per recycle over simulated windows at `theta` with the window
 /// `w` (summed counts over the windows).
 fn simulated(p: &Problem, theta: &Theta, seeds: &[u64], w: f64) -> Option<f64> {
     let mut sets = p.sets.clone();
@@ -47,25 +53,50 @@ fn simulated(p: &Problem, theta: &Theta, seeds: &[u64], w: f64) -> Option<f64> {
         .par_iter()
         .filter_map(|&s| {
             let rec = crate::replay::validate::simulated_recording(&sc, s, false).ok()?;
-            Some((rec.count(EventKind::RetryOk), rec.recycles().count()))
+            Some((resets(&rec), rec.recycles().count()))
         })
         .collect();
     let (r, n) = counts.iter().fold((0, 0), |(a, b), (r, n)| (a + r, b + n));
     (n > 0).then(|| r as f64 / n as f64)
 }
 
-/// The fitted window and its report, from the base's `start` window.
+/// How far (in Poisson standard deviations) the recorded reset count may
+/// sit from the base window's prediction before the window is fitted: the
+/// base's stays when the recording does not contradict it.
+pub const KEEP_Z: f64 = 2.58;
+
+/// What became of the window: fitted (the override and its report), or the
+/// base's kept, with the note that says why.
+pub enum Outcome {
+    Fitted(Override, Fit),
+    Kept(String),
+}
+
+/// The fitted window and its report, from the base's `start` window, or the
+/// base's window when the recorded resets are within `KEEP_Z` Poisson
+/// standard deviations of what it predicts. `None` when no simulated window
+/// had a recycle.
 pub fn fit(
     p: &Problem,
     theta: &Theta,
     seeds: &[u64],
     target: Target,
     start: f64,
-) -> Option<(Override, Fit)> {
+) -> Option<Outcome> {
     let goal = target.per_recycle();
     let mut w = start.max(0.0);
+    let at_base = simulated(p, theta, seeds, w)?;
+    let expected = at_base * target.recycles as f64;
+    let z = (target.resets as f64 - expected) / expected.max(1.0).sqrt();
+    if z.abs() < KEEP_Z {
+        return Some(Outcome::Kept(format!(
+            "client.stale_window_s: the base's {start} s kept: it predicts {expected:.1} resets \
+             (retry_ok + fetch_failed) for the {} recycles, the recording has {} ({z:+.1} Poisson sd)",
+            target.recycles, target.resets
+        )));
+    }
     let mut sim = None;
-    if target.retry_ok == 0 {
+    if target.resets == 0 {
         w = 0.0;
         sim = simulated(p, theta, seeds, w);
     } else {
@@ -78,24 +109,24 @@ pub fn fit(
         sim = simulated(p, theta, seeds, w).or(sim);
     }
     // A Poisson count of recorded resets: relative se 1/sqrt(count).
-    let rel = 1.0 / (target.retry_ok.max(1) as f64).sqrt();
+    let rel = 1.0 / (target.resets.max(1) as f64).sqrt();
     let fit = Fit {
         key: KEY.into(),
         value: w,
         se: Some(w * rel),
         lo: Some((w * (1.0 - 1.96 * rel)).max(0.0)),
         hi: Some(w * (1.0 + 1.96 * rel)),
-        identified: target.retry_ok > 0,
-        at_bound: (target.retry_ok == 0).then(|| "lower".to_string()),
+        identified: target.resets > 0,
+        at_bound: (target.resets == 0).then(|| "lower".to_string()),
         how: format!(
-            "matched the recorded retry_ok per recycle ({} over {} recycles, {:.3}) by simulation \
-             at the fitted point ({:.3} simulated)",
-            target.retry_ok,
+            "matched the recorded resets (retry_ok + fetch_failed) per recycle ({} over {} \
+             recycles, {:.3}) by simulation at the fitted point ({:.3} simulated)",
+            target.resets,
             target.recycles,
             goal,
             sim.unwrap_or(f64::NAN)
         ),
     };
     let o = num_overrides(&[(KEY.to_string(), w)]).pop()?;
-    Some((o, fit))
+    Some(Outcome::Fitted(o, fit))
 }

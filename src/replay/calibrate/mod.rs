@@ -590,13 +590,23 @@ pub fn calibrate_observed(
         .filter(|e| e.t_s >= v.start_s && e.t_s <= v.end_s);
     let client_fit = if rec.events.iter().any(|e| e.kind.is_canary()) {
         let target = client::Target {
-            retry_ok: canary
-                .filter(|e| e.is(crate::metrics::EventKind::RetryOk))
+            resets: canary
+                .filter(|e| {
+                    e.is(crate::metrics::EventKind::RetryOk)
+                        || e.is(crate::metrics::EventKind::FetchFailed)
+                })
                 .count(),
             recycles: v.recycles.len(),
         };
         let seeds = &fit_seeds[..fit_seeds.len().min(8)];
-        client::fit(&p, &fitted.theta, seeds, target, base.client.stale_window_s)
+        match client::fit(&p, &fitted.theta, seeds, target, base.client.stale_window_s) {
+            Some(client::Outcome::Fitted(o, f)) => Some((o, f)),
+            Some(client::Outcome::Kept(note)) => {
+                notes.push(note);
+                None
+            }
+            None => None,
+        }
     } else {
         None
     };
