@@ -15,6 +15,8 @@
 use super::calibration::Fit;
 use super::fit::{Problem, Theta, num_overrides};
 use crate::metrics::EventKind;
+use crate::replay::Recording;
+use crate::replay::analyse::regimes::RegimeView;
 use crate::scenario::Override;
 use rayon::prelude::*;
 
@@ -38,7 +40,7 @@ impl Target {
     }
 }
 
-fn resets(rec: &crate::replay::Recording) -> usize {
+fn resets(rec: &Recording) -> usize {
     rec.count(EventKind::RetryOk) + rec.count(EventKind::FetchFailed)
 }
 
@@ -129,4 +131,30 @@ pub fn fit(
     };
     let o = num_overrides(&[(KEY.to_string(), w)]).pop()?;
     Some(Outcome::Fitted(o, fit))
+}
+
+/// The window for regime `v` of `rec`: `None` when the recording has no
+/// canary events (nothing to fit to) or no simulated window recycled.
+pub fn for_regime(
+    rec: &Recording,
+    v: &RegimeView,
+    p: &Problem,
+    theta: &Theta,
+    seeds: &[u64],
+    start: f64,
+) -> Option<Outcome> {
+    if !rec.events.iter().any(|e| e.kind.is_canary()) {
+        return None;
+    }
+    let resets = rec
+        .events
+        .iter()
+        .filter(|e| e.t_s >= v.start_s && e.t_s <= v.end_s)
+        .filter(|e| e.is(EventKind::RetryOk) || e.is(EventKind::FetchFailed))
+        .count();
+    let target = Target {
+        resets,
+        recycles: v.recycles.len(),
+    };
+    fit(p, theta, seeds, target, start)
 }

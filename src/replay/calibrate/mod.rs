@@ -117,31 +117,6 @@ impl Memory {
     }
 }
 
-/// Whether the cold start is what the rows show: a slot's first recycle
-/// (or the window's first) comes as late as a whole life would take.
-fn cold_start(s: &moments::Sample, rps: f64, workers: f64) -> bool {
-    let per_worker = rps / workers;
-    if s.slot_lives {
-        let mut firsts: Vec<&moments::Row> = Vec::new();
-        for r in &s.rows {
-            if r.slot.is_some() && !firsts.iter().any(|f| f.slot == r.slot) {
-                firsts.push(r);
-            }
-        }
-        let ratios: Vec<f64> = firsts
-            .iter()
-            .map(|r| ((r.t_s - s.start_s) * per_worker / r.requests).min(1.5))
-            .collect();
-        !ratios.is_empty() && ratios.iter().sum::<f64>() / ratios.len() as f64 > 0.75
-    } else {
-        let mut n: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();
-        n.sort_by(f64::total_cmp);
-        let median = n[n.len() / 2];
-        let first = s.rows.iter().map(|r| r.t_s).fold(f64::INFINITY, f64::min);
-        (first - s.start_s) * per_worker / median > 0.35
-    }
-}
-
 /// Fits `base` to the longest limit regime of `rec`. `progress` is called
 /// with the number of simulated windows done so far, out of
 /// `planned_simulations(budget, 4)`.
@@ -268,7 +243,7 @@ pub fn calibrate_observed(
         ));
         Shape::CONSTANT
     };
-    let warm = !cold_start(&sample, tr.rps, workers);
+    let warm = !moments::cold_start(&sample, tr.rps, workers);
     fixed.push(("fleet.warm_start".into(), toml::Value::Boolean(warm)));
     fixed.push((
         "fleet.leak.distribution".into(),
@@ -584,32 +559,17 @@ pub fn calibrate_observed(
     // Newton steps for the chosen structure, with the Jacobian at its point.
     let (fitted, jac) = fit::refine(&p, fitted, &fit_seeds, budget.refine);
     // The client's stale window, where the recording has canary events.
-    let canary = rec
-        .events
-        .iter()
-        .filter(|e| e.t_s >= v.start_s && e.t_s <= v.end_s);
-    let client_fit = if rec.events.iter().any(|e| e.kind.is_canary()) {
-        let target = client::Target {
-            resets: canary
-                .filter(|e| {
-                    e.is(crate::metrics::EventKind::RetryOk)
-                        || e.is(crate::metrics::EventKind::FetchFailed)
-                })
-                .count(),
-            recycles: v.recycles.len(),
-        };
-        let seeds = &fit_seeds[..fit_seeds.len().min(8)];
-        match client::fit(&p, &fitted.theta, seeds, target, base.client.stale_window_s) {
-            Some(client::Outcome::Fitted(o, f)) => Some((o, f)),
-            Some(client::Outcome::Kept(note)) => {
-                notes.push(note);
-                None
-            }
-            None => None,
-        }
-    } else {
-        None
-    };
+    let seeds = &fit_seeds[..fit_seeds.len().min(8)];
+    let client_fit =
+        client::for_regime(rec, v, &p, &fitted.theta, seeds, base.client.stale_window_s).and_then(
+            |o| match o {
+                client::Outcome::Fitted(o, f) => Some((o, f)),
+                client::Outcome::Kept(note) => {
+                    notes.push(note);
+                    None
+                }
+            },
+        );
     let p = match &client_fit {
         Some((o, _)) => {
             sets.push(o.clone());
