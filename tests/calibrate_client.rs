@@ -4,43 +4,24 @@
 
 mod common;
 
-use common::scenario;
-use fleetsim::Sim;
-use fleetsim::metrics::{CsvObserver, EventKind};
+use common::{PLAIN_FLEET, events_csv};
+use fleetsim::metrics::EventKind;
 use fleetsim::replay::calibrate::{Budget, calibrate};
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
 
-/// A plain-leak fleet recycling ~5 times an hour, its client's window 3 s.
-const TRUTH: &[&str] = &[
-    "run.duration_h=24",
-    "fleet.boot_rss_mb=420",
-    "fleet.leak.mean_mb_per_request=0.15",
-    "fleet.leak.cv=0.6",
-    "fleet.leak.warmup_mb=0",
-    "fleet.leak.step_probability=0",
-    "policy.base_limit_mb=540",
-    "policy.jitter_mb=30",
-    "policy.hard_limit_mb=690",
-    "workload.rps=1.6",
-    "workload.profile=constant",
-    "policy.busy_deferral=false",
-    "client.stale_window_s=3.0",
-];
+/// The plain fleet, its client's window 3 s.
+fn truth(window: &str) -> Vec<String> {
+    let mut v: Vec<String> = PLAIN_FLEET.iter().map(|s| s.to_string()).collect();
+    v.push(format!("client.stale_window_s={window}"));
+    v
+}
 
 /// The whole events.csv of a run: recycle rows and the client's canaries.
-fn recording(seed: u64, canaries: bool) -> Recording {
-    let sc = scenario(TRUTH);
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(&sc, seed, &mut obs).run().expect("runs");
-    obs.finish().expect("in memory");
-    let mut text = String::from_utf8(events).unwrap();
+fn recording(window: &str, seed: u64, canaries: bool) -> Recording {
+    let sets = truth(window);
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let mut text = events_csv(&sets, seed);
     if !canaries {
         text = text
             .lines()
@@ -73,7 +54,7 @@ const BUDGET: Budget = Budget {
 
 #[test]
 fn the_stale_window_is_fitted_to_the_recorded_resets_per_recycle() {
-    let rec = recording(31, true);
+    let rec = recording("3.0", 31, true);
     let resets = rec.count(EventKind::RetryOk);
     assert!(resets > 20, "the truth must reset: {resets}");
     let c = calibrate(&rec, &base(), 1, BUDGET, false, &|_| ()).expect("calibrates");
@@ -90,7 +71,7 @@ fn the_stale_window_is_fitted_to_the_recorded_resets_per_recycle() {
 
 #[test]
 fn without_canary_events_the_window_stays_the_bases() {
-    let rec = recording(32, false);
+    let rec = recording("3.0", 32, false);
     assert_eq!(rec.count(EventKind::RetryOk), 0);
     let c = calibrate(&rec, &base(), 1, Budget::TINY, false, &|_| ()).expect("calibrates");
     assert!(c.get("client.stale_window_s").is_none());
@@ -101,20 +82,7 @@ fn without_canary_events_the_window_stays_the_bases() {
 fn a_window_the_recording_does_not_contradict_stays_the_bases() {
     // The truth's client is the base's (15 s): its resets are what the
     // base predicts, so nothing is fitted and a note says why.
-    let mut sets = TRUTH.to_vec();
-    *sets.last_mut().unwrap() = "client.stale_window_s=15.0";
-    let sc = scenario(&sets);
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(&sc, 33, &mut obs).run().expect("runs");
-    obs.finish().expect("in memory");
-    let text = String::from_utf8(events).unwrap();
-    let rec = Recording::assemble(vec![import::parse("sim.csv", &text).unwrap()]).unwrap();
+    let rec = recording("15.0", 33, true);
     assert!(rec.count(EventKind::RetryOk) > 20);
     let c = calibrate(&rec, &base(), 1, BUDGET, false, &|_| ()).expect("calibrates");
     assert!(c.get("client.stale_window_s").is_none(), "{:?}", c.notes);

@@ -4,9 +4,7 @@
 
 mod common;
 
-use common::scenario;
-use fleetsim::Sim;
-use fleetsim::metrics::CsvObserver;
+use common::{PLAIN_FLEET, events_csv};
 use fleetsim::replay::calibrate::observed::Observed;
 use fleetsim::replay::calibrate::{Budget, Calibration, calibrate, calibrate_observed};
 use fleetsim::replay::{Recording, import};
@@ -14,35 +12,10 @@ use fleetsim::scenario::RawScenario;
 use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal, Normal};
 
-/// A plain-leak fleet sampled every 45 s, recorded as platform recycle rows.
-const TRUTH: &[&str] = &[
-    "run.duration_h=24",
-    "fleet.boot_rss_mb=420",
-    "fleet.leak.mean_mb_per_request=0.15",
-    "fleet.leak.cv=0.6",
-    "fleet.leak.warmup_mb=0",
-    "fleet.leak.step_probability=0",
-    "policy.base_limit_mb=540",
-    "policy.jitter_mb=30",
-    "policy.hard_limit_mb=690",
-    "policy.tick_s=45",
-    "workload.rps=1.6",
-    "workload.profile=constant",
-    "policy.busy_deferral=false",
-];
-
+/// The plain fleet (sampled every 45 s, the default's tick), recorded as
+/// platform recycle rows.
 fn rows(seed: u64) -> Recording {
-    let sc = scenario(TRUTH);
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(&sc, seed, &mut obs).run().expect("runs");
-    obs.finish().expect("in memory");
-    let full = String::from_utf8(events).unwrap();
+    let full = events_csv(PLAIN_FLEET, seed);
     let all = Recording::assemble(vec![import::parse("sim.csv", &full).unwrap()]).unwrap();
     let mut text = String::from("ts,event,instance,worker,rss_mb,limit_mb,requests\n");
     for e in all.recycles() {

@@ -151,3 +151,39 @@ pub fn erlang_c(c: u32, a: f64) -> f64 {
     }
     c as f64 * b / (c as f64 - a * (1.0 - b))
 }
+
+/// `events.csv` of a run of `sets` on `seed`, as text (the recording a
+/// replay test reads back).
+pub fn events_csv(sets: &[&str], seed: u64) -> String {
+    let sc = scenario(sets);
+    let (mut events, mut timeline) = (Vec::new(), Vec::new());
+    let mut obs = fleetsim::metrics::CsvObserver::new(
+        &mut events,
+        &mut timeline,
+        sc.policy.base_limit_mb,
+        sc.policy.hard_limit_mb,
+    );
+    Sim::new(&sc, seed, &mut obs)
+        .run()
+        .expect("the run completes");
+    obs.finish().expect("in-memory writes succeed");
+    String::from_utf8(events).expect("UTF-8")
+}
+
+/// A plain-leak fleet (no warm-up, no steps, no deferral) recycling about
+/// five times an hour: boot 420 MB, limits 540 +- 30, 0.15 MB/request at
+/// cv 0.6, 1.6 rps; the calibration tests' known truth.
+pub const PLAIN_FLEET: &[&str] = &[
+    "run.duration_h=24",
+    "fleet.boot_rss_mb=420",
+    "fleet.leak.mean_mb_per_request=0.15",
+    "fleet.leak.cv=0.6",
+    "fleet.leak.warmup_mb=0",
+    "fleet.leak.step_probability=0",
+    "policy.base_limit_mb=540",
+    "policy.jitter_mb=30",
+    "policy.hard_limit_mb=690",
+    "workload.rps=1.6",
+    "workload.profile=constant",
+    "policy.busy_deferral=false",
+];
