@@ -36,6 +36,9 @@ pub struct Request {
     pub service: SimTime,
     /// 0 for the first attempt; each connection-error retry adds one.
     pub attempt: u32,
+    /// The pinned connection it travels on (`sim::connections`);
+    /// `u32::MAX` under the other connection models.
+    pub conn: u32,
 }
 
 /// One worker slot. The struct is reused across generations: a recycle

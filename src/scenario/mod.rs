@@ -19,7 +19,7 @@ use crate::engine::time::SimTime;
 use crate::fleet::{LeakModel, Surge};
 pub use crate::policy::{Pipeline, Replacement, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
-pub use raw::{BalancerKind, EngineMode, SamplingKind};
+pub use raw::{BalancerKind, ConnectionsKind, EngineMode, SamplingKind};
 use std::fmt;
 
 /// A scenario error: where, which key, and what is wrong.
@@ -112,6 +112,20 @@ pub struct Client {
     pub retry_delay: SimTime,
     pub keepalive_conns_per_worker: u32,
     pub stale_window: SimTime,
+    pub connections: Connections,
+}
+
+/// How requests reach a worker (`[client] connections`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Connections {
+    Pooled,
+    /// Connections pinned to the worker that accepted them (`sim::connections`).
+    Pinned {
+        per_instance: u32,
+        /// The server closes a connection idle this long; `None`: never.
+        server_keepalive: Option<SimTime>,
+    },
+    Close,
 }
 
 impl Scenario {

@@ -12,7 +12,12 @@ impl<O: Observer> Sim<'_, O> {
         let m = &self.m;
         // Invariant: requests are conserved.
         let in_service: u64 = self.workers.iter().map(|w| w.in_flight as u64).sum();
-        let queued: u64 = self.instances.iter().map(|i| i.backlog.len() as u64).sum();
+        let queued: u64 = self
+            .instances
+            .iter()
+            .map(|i| i.backlog.len() as u64)
+            .sum::<u64>()
+            + self.pinned.as_ref().map_or(0, |p| p.waiting());
         assert_eq!(
             m.arrived,
             m.completed + m.failed + in_service + queued + m.pending_retries,
@@ -102,9 +107,14 @@ impl<O: Observer> Sim<'_, O> {
             "t={t}: instance {ii} over its cgroup limit without an OOM kill"
         );
         let in_flight: u32 = ws.iter().map(|w| w.in_flight).sum();
+        let first = inst.first_worker as usize;
+        let pinned_waiting = self
+            .pinned
+            .as_ref()
+            .map_or(0, |p| p.waiting_at(ii, first..first + self.spi));
         assert_eq!(
             inst.outstanding as usize,
-            in_flight as usize + inst.backlog.len(),
+            in_flight as usize + inst.backlog.len() + pinned_waiting,
             "t={t}: instance {ii} outstanding"
         );
         // Invariant: idle entries match free slots; no one waits while a slot is free.
@@ -116,10 +126,26 @@ impl<O: Observer> Sim<'_, O> {
                 .filter(|(e, g)| *e == wid && *g == w.generation)
                 .count();
             // Aggregate mode keeps no slots: no idle entries.
+            // Pinned connections: work reaches a worker down its
+            // connections, not through the idle list.
+            let free = f.concurrency - w.in_flight as usize;
             let expected = match w.state {
-                WorkerState::Serving if self.agg.is_none() => f.concurrency - w.in_flight as usize,
+                WorkerState::Serving if self.agg.is_none() && self.pinned.is_none() => free,
                 _ => 0,
             };
+            // Invariant (pinned): a worker's queue waits only while its slots are busy.
+            if let Some(p) = &self.pinned {
+                assert!(
+                    p.queued_at(wid as usize) == 0 || free == 0,
+                    "t={t}: worker {wid} queues with a free slot"
+                );
+                if w.state == WorkerState::Serving {
+                    assert!(
+                        free == 0 || inst.backlog.is_empty(),
+                        "t={t}: instance {ii} listen queue waits while worker {wid} is free"
+                    );
+                }
+            }
             assert_eq!(entries, expected, "t={t}: worker {wid} idle entries");
             assert!(
                 expected == 0 || inst.backlog.is_empty(),

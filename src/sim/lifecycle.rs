@@ -9,6 +9,7 @@ use crate::metrics::{
     EventKind, EventRow, LeaseOutcome, Observer,
     rows::{DecisionFacts, WorkerFacts},
 };
+use crate::scenario::Connections;
 
 /// What a freshly forked worker draws, keyed by (slot, generation) so every
 /// policy sees the same k-th worker of a slot (common random numbers).
@@ -208,7 +209,14 @@ impl<O: Observer> Sim<'_, O> {
         let i = self.workers[w as usize].instance;
         for slot in 0..self.sc.fleet.concurrency as u32 {
             match self.next_from_backlog(t, i) {
+                Some(req) if self.pinned.is_some() => {
+                    self.adopt(t, w, &req);
+                    self.start_service(t, w, slot, req);
+                }
                 Some(req) => self.start_service(t, w, slot, req),
+                // Pinned: work reaches a worker down its connections, not
+                // through the idle list.
+                None if self.pinned.is_some() => break,
                 None => self.instances[i as usize].idle.push_back((w, generation)),
             }
         }
@@ -275,6 +283,7 @@ impl<O: Observer> Sim<'_, O> {
         // > 1) leave the idle queue now, not lazily at its exit.
         let i = self.workers[w as usize].instance;
         self.instances[i as usize].idle.retain(|&(e, _)| e != w);
+        self.close_conns_of(t, w);
         if self.agg.is_some() {
             self.leap_drain(t, w);
             return;
@@ -319,6 +328,9 @@ impl<O: Observer> Sim<'_, O> {
                 self.connection_error(t, i, req);
             }
         }
+        if self.pinned.is_some() {
+            self.reset_queued(t, w);
+        }
     }
 
     /// The process exits and its connections go stale for the client. The
@@ -328,11 +340,15 @@ impl<O: Observer> Sim<'_, O> {
         debug_assert_eq!(self.workers[w as usize].in_flight, 0);
         self.close_rss_accounting(t, w);
         let i = self.workers[w as usize].instance;
-        let stale_until = t + self.sc.client.stale_window;
-        for _ in 0..self.sc.client.keepalive_conns_per_worker {
-            self.instances[i as usize]
-                .stale_conns
-                .push_back(stale_until);
+        if self.sc.client.connections == Connections::Pooled {
+            let stale_until = t + self.sc.client.stale_window;
+            for _ in 0..self.sc.client.keepalive_conns_per_worker {
+                self.instances[i as usize]
+                    .stale_conns
+                    .push_back(stale_until);
+            }
+        } else {
+            self.close_conns_of(t, w);
         }
         let worker = &mut self.workers[w as usize];
         let (successor, replaces) = (worker.successor.take(), worker.replaces.take());

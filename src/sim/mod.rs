@@ -8,6 +8,7 @@
 
 mod aggregate;
 mod ahead;
+mod connections;
 mod invariants;
 mod lifecycle;
 mod recycle;
@@ -168,6 +169,8 @@ pub struct Sim<'s, O: Observer> {
     agg: Option<aggregate::Aggregate>,
     /// The memory-surge schedule (`fleet::surge`); `None` when off.
     surge: Option<SurgeClock>,
+    /// The pinned connection model's state; `None` under the others.
+    pinned: Option<connections::Pinned>,
     /// Raised by the caller (a signal handler) to stop the run early.
     stop: Option<&'s AtomicBool>,
 }
@@ -233,6 +236,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .surge
                 .as_ref()
                 .map(|s| SurgeClock::new(s, seed, sc.duration)),
+            pinned: connections::Pinned::new(sc, sc.fleet.instances * spi),
             stop: None,
         }
     }
@@ -319,6 +323,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             Event::Timeline => self.on_timeline(t),
             Event::Step => self.on_step(t),
             Event::Drained { worker, generation } => self.on_drained(t, worker, generation),
+        }
+        if self.pinned.is_some() {
+            self.send_freed(t);
         }
     }
 

@@ -7,8 +7,11 @@
 //! FIN yet). A request that picks a closed connection is reset, as is a
 //! request in flight on a killed worker. A reset request is retried (once,
 //! in the seeds) on a fresh pick: success is a `retry_ok`, a second
-//! connection error a `fetch_failed`.
+//! connection error a `fetch_failed`. That is `[client] connections =
+//! "pooled"`; `"close"` has no stale connections, and `"pinned"` sends a
+//! request down a connection owned by one worker (`connections.rs`).
 
+use super::connections::NONE;
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::open01;
@@ -52,6 +55,7 @@ impl<O: Observer> Sim<'_, O> {
             enq_t: t,
             service,
             attempt: 0,
+            conn: NONE,
         };
         self.send(t, req);
     }
@@ -68,6 +72,10 @@ impl<O: Observer> Sim<'_, O> {
 
     /// One attempt: pick an instance, maybe hit a stale connection, dispatch.
     fn send(&mut self, t: SimTime, mut req: Request) {
+        if self.pinned.is_some() {
+            self.send_pinned(t, req);
+            return;
+        }
         let i = self.pick_instance();
         self.instances[i as usize].arrivals.record(t);
         if self.stale_hit(t, i) {
@@ -86,7 +94,7 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    fn pick_instance(&mut self) -> u32 {
+    pub(super) fn pick_instance(&mut self) -> u32 {
         let n = self.instances.len();
         match self.sc.workload.balancer {
             BalancerKind::RoundRobin => {
@@ -186,7 +194,11 @@ impl<O: Observer> Sim<'_, O> {
         worker.requests += 1;
         let i = worker.instance;
         self.instances[i as usize].outstanding -= 1;
+        let conn = req.conn;
         self.complete(t, i, req);
+        if conn != NONE {
+            self.conn_answered(t, conn);
+        }
         self.grow(t, w);
         if self.oom_check(t, i) && self.workers[w as usize].generation != generation {
             return; // this worker was the OOM victim
@@ -206,8 +218,18 @@ impl<O: Observer> Sim<'_, O> {
         let (i, generation, in_flight) = (worker.instance, worker.generation, worker.in_flight);
         match worker.state {
             WorkerState::Draining => {
-                if in_flight == 0 {
+                if let Some(req) = self.next_queued(w) {
+                    self.start_service(t, w, slot, req);
+                } else if in_flight == 0 {
                     self.exit(t, w);
+                }
+            }
+            WorkerState::Serving if self.pinned.is_some() => {
+                if let Some(req) = self.next_queued(w) {
+                    self.start_service(t, w, slot, req);
+                } else if let Some(req) = self.next_from_backlog(t, i) {
+                    self.adopt(t, w, &req);
+                    self.start_service(t, w, slot, req);
                 }
             }
             WorkerState::Serving => match self.next_from_backlog(t, i) {
@@ -226,6 +248,9 @@ impl<O: Observer> Sim<'_, O> {
         while let Some(req) = self.instances[i as usize].backlog.pop_front() {
             if t - req.enq_t >= timeout {
                 self.instances[i as usize].outstanding -= 1;
+                if req.conn != NONE {
+                    self.conn_release(req.conn, true);
+                }
                 self.http_failure(t, HttpFailure::Timeout);
                 continue;
             }
@@ -257,6 +282,9 @@ impl<O: Observer> Sim<'_, O> {
     /// The attempt was reset: retry if the client has retries left.
     pub(super) fn connection_error(&mut self, t: SimTime, i: u32, mut req: Request) {
         self.m.resets += 1;
+        if req.conn != NONE {
+            self.conn_release(req.conn, true);
+        }
         if req.attempt < self.sc.client.retries {
             req.attempt += 1;
             self.m.pending_retries += 1;

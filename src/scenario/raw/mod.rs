@@ -283,6 +283,32 @@ pub struct RawClient {
     pub keepalive_conns_per_worker: u32,
     /// How long the client may still pick a connection the server has closed.
     pub stale_window_s: f64,
+    /// How requests reach a worker (`pooled`, `pinned` or `close`; see
+    /// `ConnectionsKind`).
+    pub connections: ConnectionsKind,
+    /// `pinned`: the keep-alive connections the client holds to each instance.
+    pub conns_per_instance: u32,
+    /// `pinned`: the server closes a connection idle this long (gunicorn's
+    /// `--keepalive`, 2 s, is UvicornWorker's `timeout_keep_alive`; uvicorn
+    /// alone: 5 s); `inf`: never.
+    pub server_keepalive_s: f64,
+}
+
+/// How the client's requests reach a worker.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionsKind {
+    /// Keep-alive connections pooled over the instance: a request goes to
+    /// any free worker, and `keepalive_conns_per_worker` connections per
+    /// exited worker stay pickable for `stale_window_s` (the seeds' model).
+    Pooled,
+    /// Keep-alive connections as entities: each belongs to the worker that
+    /// accepted it, and a request goes down its connection to that worker
+    /// (UvicornWorker, gthread, puma, Node's undici on the client side).
+    Pinned,
+    /// `Connection: close`: one connection per request, taken by any free
+    /// worker, never stale (gunicorn sync, unicorn, FastCGI to PHP-FPM).
+    Close,
 }
 
 impl Default for RawClient {
@@ -292,6 +318,9 @@ impl Default for RawClient {
             retry_delay_ms: 50.0,
             keepalive_conns_per_worker: 2,
             stale_window_s: 4.0,
+            connections: ConnectionsKind::Pooled,
+            conns_per_instance: 16,
+            server_keepalive_s: f64::INFINITY,
         }
     }
 }

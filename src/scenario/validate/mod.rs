@@ -40,6 +40,15 @@ fn build(
     let fleet = fleet(&raw.fleet)?;
     let workload = workload(&raw.workload, series)?;
     let client = client(&raw.client)?;
+    if raw.engine.mode == EngineMode::Aggregate
+        && matches!(client.connections, Connections::Pinned { .. })
+    {
+        fail(
+            "client.connections",
+            "\"pinned\" needs [engine] mode = \"exact\": the aggregate mode spreads a step's \
+             requests over the serving workers (use \"pooled\" or \"close\")",
+        )?;
+    }
     let policy = policy(&raw.policy, &raw.fleet)?;
     let sc = Scenario {
         name: raw.name.clone(),
@@ -330,5 +339,31 @@ fn client(c: &RawClient) -> Result<Client, (String, String)> {
             .map_err(|(k, r)| (k, r.replace(" s ", " ms / 1000 ")))?,
         keepalive_conns_per_worker: c.keepalive_conns_per_worker,
         stale_window: duration("client.stale_window_s", c.stale_window_s)?,
+        connections: connections(c)?,
+    })
+}
+
+fn connections(c: &RawClient) -> Result<Connections, (String, String)> {
+    Ok(match c.connections {
+        ConnectionsKind::Pooled => Connections::Pooled,
+        ConnectionsKind::Close => Connections::Close,
+        ConnectionsKind::Pinned => {
+            count(
+                "client.conns_per_instance",
+                c.conns_per_instance,
+                1,
+                100_000,
+            )?;
+            let keepalive = c.server_keepalive_s;
+            let server_keepalive = if keepalive == f64::INFINITY {
+                None
+            } else {
+                Some(positive_duration("client.server_keepalive_s", keepalive)?)
+            };
+            Connections::Pinned {
+                per_instance: c.conns_per_instance,
+                server_keepalive,
+            }
+        }
     })
 }
