@@ -137,7 +137,12 @@ def validate(cfg: dict, sc: str, pol: str | None):
         need(tb, "policy.token_bucket", "rate_per_hour")
         need(tb, "policy.token_bucket", "burst")
     need(lab, "lab", "ballast_mb", strict=False)
-    need(lab, "lab", "conns_per_instance")
+    client = cfg.get("client", {})
+    if client.get("connections") != "pinned":
+        raise ConfigError(f"{where}: key `client.connections` must be \"pinned\": the lab's client "
+                          f"holds keep-alive connections that each belong to one worker")
+    need(client, "client", "conns_per_instance")
+    need(client, "client", "server_keepalive_s")
 
 
 def free_port() -> int:
@@ -338,7 +343,7 @@ def record(args) -> int:
                 "-k", "uvicorn.workers.UvicornWorker",
                 "-w", str(int(cfg["fleet"]["workers_per_instance"])),
                 "-b", f"127.0.0.1:{ports[inst]}",
-                "--keep-alive", str(lab["gunicorn_keepalive_s"]),
+                "--keep-alive", str(int(cfg["client"]["server_keepalive_s"])),
                 "--timeout", str(lab["gunicorn_timeout_s"]),
                 "--graceful-timeout", str(lab["gunicorn_graceful_timeout_s"]),
                 "--error-logfile", os.path.join(out, f"gunicorn-{inst}.log"),
@@ -362,7 +367,7 @@ def record(args) -> int:
             "--target", f"A=http://127.0.0.1:{ports['A']}",
             "--target", f"B=http://127.0.0.1:{ports['B']}",
             "--rps", str(cfg["workload"]["rps"]), "--seconds", str(args.seconds),
-            "--seed", str(args.seed), "--conns", str(int(lab["conns_per_instance"])),
+            "--seed", str(args.seed), "--conns", str(int(cfg["client"]["conns_per_instance"])),
             "--keepAliveTimeoutMs", str(lab["client_keepalive_timeout_ms"]),
             "--timeoutMs", str(lab["client_timeout_ms"]),
             "--out", os.path.join(out, "canary.jsonl")], stdout=cerr, stderr=subprocess.STDOUT)
