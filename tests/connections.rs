@@ -168,10 +168,7 @@ fn pinned_resets_come_only_from_closes_inside_the_stale_window() {
     assert!(s.requests_reset > 0, "no resets");
     assert_eq!(s.retry_ok + s.fetch_failed, s.requests_reset);
     for r in &l.resets_at {
-        let near = l
-            .recycles_at
-            .iter()
-            .any(|&c| *r >= c && *r <= c + 1.0);
+        let near = l.recycles_at.iter().any(|&c| *r >= c && *r <= c + 1.0);
         assert!(near, "a reset at {r} s follows no recycle");
     }
 }
