@@ -94,6 +94,68 @@ fn hostile_sweeps_are_refused_by_sweep_and_optimise() {
     assert!(check_corpus("sweeps", &["sweep", "optimise"]) >= 20);
 }
 
+#[test]
+fn hostile_recordings_are_refused_naming_file_and_line() {
+    // Each file's expected message fragment sits beside it in NAME.expect
+    // (a recording has no comment syntax).
+    let files: Vec<PathBuf> = corpus("recordings")
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e != "expect"))
+        .collect();
+    assert!(files.len() >= 15, "{} recordings", files.len());
+    let out = TempDir::new("hostile-recordings");
+    for f in &files {
+        let mut expect_path = f.clone().into_os_string();
+        expect_path.push(".expect");
+        let expect = std::fs::read_to_string(&expect_path)
+            .unwrap_or_else(|_| panic!("{}: no .expect beside it", f.display()));
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let args = [
+            "replay",
+            f.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+        ];
+        refused(
+            &format!("replay {name}"),
+            &fleetsim(&args, &[]),
+            2,
+            &[&name, expect.trim_end()],
+        );
+    }
+}
+
+#[test]
+fn unknown_event_kinds_are_listed_with_their_lines() {
+    let dir = TempDir::new("hostile-unknown");
+    let path = dir.path().join("unknown.csv");
+    std::fs::write(
+        &path,
+        "ts,event,instance,worker,rss_mb,limit_mb,requests\n\
+         100,worker_recycled,a,w1,500,490,1000\n\
+         150,frobnicate,a,w1,500,490,1000\n\
+         170,frobnicate,a,w2,500,490,1000\n",
+    )
+    .unwrap();
+    let (o, _) = fleetsim(
+        &[
+            "replay",
+            path.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("2 `frobnicate` events of an unknown kind: kept, not analysed (at ")
+            && text.contains("unknown.csv:3, ")
+            && text.contains("unknown.csv:4)"),
+        "{text}"
+    );
+}
+
 /// A sweep that would run: two configurations of a few minutes each.
 const SMALL: &str = "hours = 0.05\n[[param]]\nkey = \"policy.cooldown_s\"\nvalues = [60.0, 120.0]\n\
                      [[objective]]\nmetric = \"oom_kills\"\n";

@@ -168,8 +168,24 @@ fn seeds_log_without_per_request_rows() {
 #[test]
 fn empty_and_one_event_recordings_explain_the_missing_charts() {
     let dir = TempDir::new("report-replay-small");
-    let empty = dir.path().join("empty.csv");
-    fs::write(&empty, "ts,event\n").unwrap();
+    // A CSV with a header and no rows is refused like an empty file...
+    let header_only = dir.path().join("header-only.csv");
+    fs::write(&header_only, "ts,event\n").unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args(["replay", header_only.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("header-only.csv:1: a header and no rows"), "{err}");
+    // ...but a server log that recorded no event is a window with none.
+    let empty = dir.path().join("gunicorn-A.log");
+    fs::write(
+        &empty,
+        "[2026-12-01 13:00:00 +0000] [100] [INFO] Starting gunicorn 23.0.0\n\
+         [2026-12-01 13:00:00 +0000] [100] [INFO] Listening at: http://0.0.0.0:8000 (100)\n",
+    )
+    .unwrap();
     let out = dir.path().join("empty");
     let html = replay_and_report(&out, &[empty.to_str().unwrap()]);
     check_page(&html, 0);

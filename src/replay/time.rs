@@ -1,7 +1,11 @@
 //! Timestamps in recordings. A file's `ts` is one of: seconds since the
-//! window start (what `fleetsim run` writes), Unix seconds, RFC 3339, or a
-//! clock time of day (`20:17:02`, platform logs). The format is detected per
-//! file from its first timestamp and every later one must match it.
+//! window start (what `fleetsim run` writes), Unix seconds (or
+//! milliseconds, microseconds, nanoseconds: told apart by magnitude, since
+//! each lands 1970-2100 in one unit only), RFC 3339 (parsed by the `time`
+//! crate: `2024-02-31` is no date), or a clock time of day (`20:17:02`,
+//! platform logs). The format is detected per file from its first
+//! timestamp and every later one must match it. Absolute times outside
+//! 1970-2100 are refused.
 //!
 //! Everything is placed on one of three axes: window seconds, absolute
 //! (Unix seconds; RFC 3339 converts to it) or seconds since midnight of an
@@ -12,6 +16,10 @@ use serde::Serialize;
 /// Unix seconds below this (2001-09-09) are taken for window seconds:
 /// a recorded window never runs for 31 years.
 pub const UNIX_MIN_S: f64 = 1e9;
+
+/// 2100-01-01T00:00:00Z in Unix seconds: absolute times from here on are
+/// refused (a unit mix-up, not a recording).
+pub const UNIX_MAX_S: f64 = 4_102_444_800.0;
 
 /// A clock time that jumps back by more than this crossed midnight.
 const MIDNIGHT_JUMP_S: f64 = 12.0 * 3600.0;
@@ -25,6 +33,9 @@ pub enum TimeBase {
     /// Seconds since the window start (`fleetsim run`'s `events.csv`).
     WindowSeconds,
     UnixSeconds,
+    UnixMillis,
+    UnixMicros,
+    UnixNanos,
     Rfc3339,
     /// `HH:MM:SS` without a date (platform log lines).
     ClockOfDay,
@@ -45,7 +56,11 @@ impl TimeBase {
     pub fn axis(self) -> Axis {
         match self {
             TimeBase::WindowSeconds => Axis::Window,
-            TimeBase::UnixSeconds | TimeBase::Rfc3339 => Axis::Absolute,
+            TimeBase::UnixSeconds
+            | TimeBase::UnixMillis
+            | TimeBase::UnixMicros
+            | TimeBase::UnixNanos
+            | TimeBase::Rfc3339 => Axis::Absolute,
             TimeBase::ClockOfDay => Axis::ClockOfDay,
         }
     }
@@ -54,19 +69,50 @@ impl TimeBase {
         match self {
             TimeBase::WindowSeconds => "seconds since the window start",
             TimeBase::UnixSeconds => "Unix seconds",
+            TimeBase::UnixMillis => "Unix milliseconds",
+            TimeBase::UnixMicros => "Unix microseconds",
+            TimeBase::UnixNanos => "Unix nanoseconds",
             TimeBase::Rfc3339 => "RFC 3339 timestamps",
             TimeBase::ClockOfDay => "clock time of day (HH:MM:SS, no date)",
         }
     }
 
+    /// Seconds per unit of a numeric base (1 for window and Unix seconds).
+    fn unit_s(self) -> f64 {
+        match self {
+            TimeBase::UnixMillis => 1e-3,
+            TimeBase::UnixMicros => 1e-6,
+            TimeBase::UnixNanos => 1e-9,
+            _ => 1.0,
+        }
+    }
+
+    /// The numeric base of a number: window seconds below 1e9, else the
+    /// one Unix unit that puts it in 2001-2100; `None` if none does.
+    fn of_number(v: f64) -> Option<TimeBase> {
+        if !v.is_finite() {
+            return None;
+        }
+        if v < UNIX_MIN_S {
+            return Some(TimeBase::WindowSeconds);
+        }
+        [
+            TimeBase::UnixSeconds,
+            TimeBase::UnixMillis,
+            TimeBase::UnixMicros,
+            TimeBase::UnixNanos,
+        ]
+        .into_iter()
+        .find(|b| {
+            let s = v * b.unit_s();
+            (UNIX_MIN_S..UNIX_MAX_S).contains(&s)
+        })
+    }
+
     /// The base a `ts` value is written in, from its text alone.
     pub fn detect(ts: &str) -> Option<TimeBase> {
         if let Ok(v) = ts.parse::<f64>() {
-            return v.is_finite().then_some(if v >= UNIX_MIN_S {
-                TimeBase::UnixSeconds
-            } else {
-                TimeBase::WindowSeconds
-            });
+            return TimeBase::of_number(v);
         }
         if parse_rfc3339(ts).is_some() {
             return Some(TimeBase::Rfc3339);
@@ -100,11 +146,26 @@ impl TsReader {
             }
         };
         let value = match base {
-            TimeBase::WindowSeconds | TimeBase::UnixSeconds => ts
+            TimeBase::WindowSeconds => ts
                 .parse::<f64>()
                 .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0),
-            TimeBase::Rfc3339 => parse_rfc3339(ts),
+                .filter(|v| v.is_finite() && (0.0..UNIX_MIN_S).contains(v)),
+            TimeBase::UnixSeconds
+            | TimeBase::UnixMillis
+            | TimeBase::UnixMicros
+            | TimeBase::UnixNanos => {
+                let v = ts.parse::<f64>().ok().filter(|v| v.is_finite());
+                match v.map(|v| v * base.unit_s()) {
+                    Some(s) if (0.0..UNIX_MAX_S).contains(&s) => Some(s),
+                    Some(_) => return Err(out_of_range(ts)),
+                    None => None,
+                }
+            }
+            TimeBase::Rfc3339 => match parse_rfc3339_any(ts) {
+                Some(s) if (0.0..UNIX_MAX_S).contains(&s) => Some(s),
+                Some(_) => return Err(out_of_range(ts)),
+                None => None,
+            },
             TimeBase::ClockOfDay => parse_clock(ts).map(|s| self.unwrap_midnight(s)),
         };
         value.ok_or_else(|| {
@@ -127,10 +188,27 @@ impl TsReader {
 }
 
 fn not_a_time(ts: &str) -> String {
+    if let Ok(v) = ts.parse::<f64>() {
+        if v.is_finite() {
+            return format!(
+                "timestamp `{ts}` is no time: under 1e9 it would be seconds since the window \
+                 start, above it Unix seconds, milliseconds, microseconds or nanoseconds, \
+                 but in none of those units does it fall in 2001-2100"
+            );
+        }
+        return format!("timestamp `{ts}` is not a finite number");
+    }
+    if parse_rfc3339_any(ts).is_some() {
+        return out_of_range(ts);
+    }
     format!(
         "timestamp `{ts}` is neither seconds (since the window start or Unix), \
-         RFC 3339 nor HH:MM:SS"
+         RFC 3339 (a real date: `2024-02-31` is none) nor HH:MM:SS"
     )
+}
+
+fn out_of_range(ts: &str) -> String {
+    format!("timestamp `{ts}` is outside 1970-2100")
 }
 
 /// `HH:MM:SS` or `HH:MM:SS.fff` as seconds since midnight.
@@ -163,62 +241,26 @@ fn two_digits(s: &str) -> Option<u32> {
 }
 
 /// RFC 3339 (`2024-05-01T20:17:02.5Z`, `+02:00` offsets; a space for the
-/// `T` is accepted) as Unix seconds.
+/// `T` is accepted) as Unix seconds, 1970-2100 only.
 pub fn parse_rfc3339(s: &str) -> Option<f64> {
+    parse_rfc3339_any(s).filter(|v| (0.0..UNIX_MAX_S).contains(v))
+}
+
+/// RFC 3339 as Unix seconds, any year the `time` crate reads. The date
+/// must exist (`2024-02-31` does not) and the clock be in range.
+fn parse_rfc3339_any(s: &str) -> Option<f64> {
+    use time::format_description::well_known::Rfc3339;
     if s.len() < 20 || !s.is_ascii() {
         return None;
     }
-    let (date, rest) = s.split_at(10);
-    let sep = rest.as_bytes()[0];
-    if !matches!(sep, b'T' | b't' | b' ') {
-        return None;
-    }
-    let rest = &rest[1..];
-    let zone_at = rest.find(['Z', 'z', '+', '-'])?;
-    let (clock, zone) = rest.split_at(zone_at);
-    let days = parse_date(date)?;
-    let secs = parse_clock(clock)?;
-    let offset = parse_offset(zone)?;
-    Some(days as f64 * DAY_S + secs - offset)
-}
-
-fn parse_date(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let y: i64 = s[0..4].parse().ok()?;
-    let m: u32 = s[5..7].parse().ok()?;
-    let d: u32 = s[8..10].parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    Some(days_from_civil(y, m, d))
-}
-
-fn parse_offset(z: &str) -> Option<f64> {
-    if z.eq_ignore_ascii_case("z") {
-        return Some(0.0);
-    }
-    let sign = match z.as_bytes().first()? {
-        b'+' => 1.0,
-        b'-' => -1.0,
-        _ => return None,
+    // Platform logs write a space for the `T`: the only leniency.
+    let text = if s.as_bytes()[10] == b' ' {
+        format!("{}T{}", &s[..10], &s[11..])
+    } else {
+        s.to_string()
     };
-    let (h, m) = z[1..].split_once(':')?;
-    let (h, m) = (two_digits(h)?, two_digits(m)?);
-    Some(sign * f64::from(h * 3600 + m * 60))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = i64::from((m + 9) % 12);
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let t = time::OffsetDateTime::parse(&text, &Rfc3339).ok()?;
+    Some(t.unix_timestamp_nanos() as f64 / 1e9)
 }
 
 /// The date of a day count since 1970-01-01 (H. Hinnant).
@@ -293,6 +335,51 @@ mod tests {
         assert_eq!(format_t(Axis::Absolute, t), "2024-05-01T20:17:02Z");
         assert_eq!(parse_rfc3339("2024-13-01T20:17:02Z"), None);
         assert_eq!(parse_rfc3339("2024-05-01T20:17:02"), None);
+    }
+
+    #[test]
+    fn impossible_dates_and_far_times_are_refused() {
+        assert_eq!(parse_rfc3339("2024-02-31T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("2023-02-29T00:00:00Z"), None);
+        assert!(parse_rfc3339("2024-02-29T00:00:00Z").is_some());
+        assert_eq!(parse_rfc3339("2150-01-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("1960-01-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("2024-05-01T24:00:01Z"), None);
+        let e = TsReader::default()
+            .read("2150-01-01T00:00:00Z")
+            .unwrap_err();
+        assert!(e.contains("outside 1970-2100"), "{e}");
+        let e = TsReader::default()
+            .read("2024-02-31T00:00:00Z")
+            .unwrap_err();
+        assert!(e.contains("real date"), "{e}");
+        let e = TsReader::default().read("1e300").unwrap_err();
+        assert!(e.contains("2001-2100"), "{e}");
+        // A later row far outside the range is refused by name too.
+        let mut r = TsReader::default();
+        r.read("1714594622").unwrap();
+        assert!(r.read("1e300").unwrap_err().contains("outside 1970-2100"));
+    }
+
+    #[test]
+    fn unix_milli_micro_and_nanoseconds_are_told_apart_by_magnitude() {
+        let t = 1_714_594_622.0;
+        for (text, base) in [
+            ("1714594622", TimeBase::UnixSeconds),
+            ("1714594622000", TimeBase::UnixMillis),
+            ("1714594622000000", TimeBase::UnixMicros),
+            ("1714594622000000000", TimeBase::UnixNanos),
+        ] {
+            let mut r = TsReader::default();
+            let v = r.read(text).unwrap();
+            assert!((v - t).abs() < 1e-3, "{text}: {v}");
+            assert_eq!(r.base(), Some(base), "{text}");
+        }
+        // 5e10 is 3554 in seconds and 1971 in ms: in no unit 2001-2100.
+        assert_eq!(TimeBase::detect("50000000000"), None);
+        let mut r = TsReader::default();
+        r.read("1714594622500").unwrap();
+        assert_eq!(r.read("1714594623500"), Ok(1_714_594_623.5));
     }
 
     #[test]

@@ -310,9 +310,29 @@ fn source_warnings(rec: &Recording) -> Vec<String> {
             .map(|e| e.kind.label()),
     );
     for o in others {
+        // Where they are: file and line of the first few.
+        let mut at: Vec<String> = rec
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, super::Kind::Other(_)) && e.kind.label() == o.label)
+            .take(UNKNOWN_LINES_SHOWN + 1)
+            .map(|e| {
+                let file = rec
+                    .sources
+                    .get(e.origin.source)
+                    .map_or("?", |s| s.name.as_str());
+                format!("{file}:{}", e.origin.line)
+            })
+            .collect();
+        if at.len() > UNKNOWN_LINES_SHOWN {
+            at.truncate(UNKNOWN_LINES_SHOWN);
+            at.push("...".into());
+        }
         out.push(format!(
-            "{} `{}` events of an unknown kind: kept, not analysed",
-            o.count, o.label
+            "{} `{}` events of an unknown kind: kept, not analysed (at {})",
+            o.count,
+            o.label,
+            at.join(", ")
         ));
     }
     if rec.axis == Some(Axis::ClockOfDay) {
@@ -321,6 +341,9 @@ fn source_warnings(rec: &Recording) -> Vec<String> {
     out.extend(overlapping_instruments(rec));
     out
 }
+
+/// How many lines of an unknown event kind a warning names.
+const UNKNOWN_LINES_SHOWN: usize = 5;
 
 /// Whether a kept unparsed line of source `i` lies between two of its events.
 fn unparsed_inside(rec: &Recording, i: usize) -> bool {

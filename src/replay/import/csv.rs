@@ -35,6 +35,13 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             .map_err(|reason| ImportError::row(name, line, reason))?;
         events.push(event);
     }
+    if events.is_empty() {
+        return Err(ImportError::row(
+            name,
+            1,
+            "a header and no rows: nothing was recorded".to_string(),
+        ));
+    }
     let mut source = Source::new(name, Format::Csv);
     source.time_base = ts.base();
     source.events = events.len();
@@ -47,6 +54,21 @@ fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usi
         .iter()
         .map(|c| header.iter().position(|h| h == *c))
         .collect();
+    // A column named twice: which one a reader takes is a guess.
+    for (i, h) in header.iter().enumerate() {
+        if let Some(j) = header.iter().skip(i + 1).position(|o| o == h) {
+            return Err(ImportError::row(
+                name,
+                1,
+                format!(
+                    "the header names column `{}` twice (fields {} and {})",
+                    crate::text::one_line(h),
+                    i + 1,
+                    i + j + 2
+                ),
+            ));
+        }
+    }
     for r in REQUIRED {
         if header.iter().all(|h| h != r) {
             return Err(ImportError::row(
@@ -102,6 +124,15 @@ mod tests {
         let short = "ts,event,rss_mb\n1,worker_recycled\n";
         let e = parse("c.csv", short).unwrap_err().to_string();
         assert!(e.starts_with("c.csv:2: the row has 2 fields"), "{e}");
+        let e = parse("e.csv", "ts,event,rss_mb,rss_mb\n1,retry_ok,1,2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("e.csv:1: the header names column `rss_mb` twice (fields 3 and 4)"),
+            "{e}"
+        );
+        let e = parse("f.csv", "ts,event\n").unwrap_err().to_string();
+        assert!(e.contains("f.csv:1: a header and no rows"), "{e}");
         let no_event = "ts,kind\n1,x\n";
         let e = parse("d.csv", no_event).unwrap_err().to_string();
         assert!(

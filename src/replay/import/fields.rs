@@ -55,6 +55,14 @@ impl<'a> Row<'a> {
         }
     }
 
+    /// A number that cannot be negative (memory, ages, latencies).
+    fn size(&self, column: &str) -> Result<Option<f64>, String> {
+        match self.number(column)? {
+            Some(x) if x < 0.0 => Err(format!("column `{column}`: {x} is negative")),
+            v => Ok(v),
+        }
+    }
+
     fn count<T: std::str::FromStr>(&self, column: &str) -> Result<Option<T>, String> {
         let Some(v) = self.get(column) else {
             return Ok(None);
@@ -91,18 +99,18 @@ pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, Stri
     let mut e = Event::new(t_s, kind, origin);
     e.instance = row.text("instance");
     e.worker = row.text("worker");
-    e.rss_mb = row.number("rss_mb")?;
-    e.limit_mb = row.number("limit_mb")?;
-    e.base_limit_mb = row.number("base_limit_mb")?;
-    e.hard_limit_mb = row.number("hard_limit_mb")?;
+    e.rss_mb = row.size("rss_mb")?;
+    e.limit_mb = row.size("limit_mb")?;
+    e.base_limit_mb = row.size("base_limit_mb")?;
+    e.hard_limit_mb = row.size("hard_limit_mb")?;
     e.requests = row.count("requests")?;
     e.pressure = row.flag("pressure")?;
     e.headroom_mb = row.number("headroom_mb")?;
     e.lease = row.get("lease").map(Lease::from_label);
     e.branch = row.text("branch");
     e.generation = row.count("generation")?;
-    e.last_recycle_age_s = row.number("last_recycle_age_s")?;
-    e.latency_ms = row.number("latency_ms")?;
+    e.last_recycle_age_s = row.size("last_recycle_age_s")?;
+    e.latency_ms = row.size("latency_ms")?;
     e.trigger = row.text("trigger");
     e.pid = row.text("pid");
     Ok(e)
@@ -163,6 +171,14 @@ mod tests {
             ),
             (vec![("ts", "yesterday"), ("event", "retry_ok")], "ts"),
             (vec![("ts", "1")], "event"),
+            (
+                vec![("ts", "1"), ("event", "retry_ok"), ("rss_mb", "-500")],
+                "rss_mb",
+            ),
+            (
+                vec![("ts", "1"), ("event", "retry_ok"), ("latency_ms", "-1")],
+                "latency_ms",
+            ),
         ];
         for (pairs, column) in cases {
             let e = event(&row(&pairs), &mut TsReader::default(), Origin::default()).unwrap_err();

@@ -107,10 +107,8 @@ fn split_timestamp(line: &str) -> (Option<String>, &str) {
             return (Some(two), rest.trim_start());
         }
     }
-    let is_stamp = match TimeBase::detect(&one) {
-        Some(TimeBase::Rfc3339 | TimeBase::ClockOfDay | TimeBase::UnixSeconds) => true,
-        Some(TimeBase::WindowSeconds) | None => false,
-    };
+    // A bare number under 1e9 is text, not a stamp; every absolute form is one.
+    let is_stamp = !matches!(TimeBase::detect(&one), Some(TimeBase::WindowSeconds) | None);
     if is_stamp {
         (Some(one), line[first.len()..].trim_start())
     } else {
