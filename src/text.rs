@@ -13,15 +13,46 @@
 use std::borrow::Cow;
 use std::fmt;
 
-/// `s` with every control character escaped (`\n`, `\r`, `\t`, `\u{1b}`),
-/// so it prints on one line. Idempotent; borrows when nothing needs escaping.
+/// `s` with every control character escaped (`\n`, `\r`, `\t`, `\u{1b}`)
+/// and every bidirectional formatting character (`\u{202e}`...), so it
+/// prints on one line and in the order it was written. Idempotent; borrows
+/// when nothing needs escaping.
 pub fn one_line(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    escape(s, |_| false)
+}
+
+/// Text for a terminal: `one_line` but for its line breaks, so a report
+/// quoting recorded names (an instance called `\u{1b}[2J`) cannot drive
+/// the terminal or reorder what it shows.
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    escape(s, |c| c == '\n')
+}
+
+/// `s` as one POSIX shell word: as is when every character is safe
+/// unquoted, else in single quotes (a `'` inside becomes `'\''`), so a
+/// printed reproduce command runs as printed whatever the path or value.
+pub fn shell_quote(s: &str) -> Cow<'_, str> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(format!("'{}'", s.replace('\'', "'\\''")))
+}
+
+/// Unicode's explicit bidirectional formatting characters (UAX #9) and
+/// marks: they reorder the text around them on display.
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    let bad = |c: char| (c.is_control() || is_bidi(c)) && !keep(c);
+    if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if c.is_control() {
+        if bad(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);

@@ -311,3 +311,99 @@ fn a_report_input_that_never_ends_is_refused() {
         &["timeline.csv", "input limit of 64 MiB"],
     );
 }
+
+#[test]
+fn a_printed_reproduce_command_runs_as_printed() {
+    // A scenario path with a space and a quote, and a --set value with a
+    // space: the reproduce line quotes them, and a shell running it makes
+    // the same run.
+    let dir = TempDir::new("hostile-reproduce");
+    let scenario = dir.path().join("it's my fleet.toml");
+    std::fs::write(
+        &scenario,
+        "extends = \"render-2x3.toml\"\nname = \"quoted\"\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/render-2x3.toml"),
+        dir.path().join("render-2x3.toml"),
+    )
+    .unwrap();
+    let out1 = dir.path().join("first");
+    let (o, _) = fleetsim(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--hours",
+            "0.05",
+            "--set",
+            "policy.cooldown_s=60",
+            "--out",
+            out1.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce with: "))
+        .unwrap_or_else(|| panic!("no reproduce line in {text}"));
+    assert!(line.contains("'\\''"), "the quote is quoted: {line}");
+    let out2 = dir.path().join("second");
+    let cmd = format!(
+        "{} --out '{}'",
+        line.replacen("fleetsim", env!("CARGO_BIN_EXE_fleetsim"), 1),
+        out2.display()
+    );
+    let o2 = std::process::Command::new("sh")
+        .args(["-c", &cmd])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o2.status.code(),
+        Some(0),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o2.stderr)
+    );
+    let read = |d: &Path| std::fs::read_to_string(d.join("summary.json")).unwrap();
+    assert_eq!(
+        read(&out1),
+        read(&out2),
+        "the printed command reproduces the run"
+    );
+}
+
+#[test]
+fn recorded_names_cannot_drive_the_terminal() {
+    // An instance named with an ANSI escape and a right-to-left override.
+    let dir = TempDir::new("hostile-terminal");
+    let path = dir.path().join("esc.csv");
+    std::fs::write(
+        &path,
+        "ts,event,instance,worker,rss_mb,limit_mb,requests\n\
+         100,worker_recycled,\"a\u{1b}[2Jb\u{202e}c\",w1,500,490,1000\n",
+    )
+    .unwrap();
+    let (o, _) = fleetsim(
+        &[
+            "replay",
+            path.to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    assert!(text.contains("a\\u{1b}[2Jb\\u{202e}c"), "{text}");
+}

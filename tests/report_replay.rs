@@ -177,7 +177,10 @@ fn empty_and_one_event_recordings_explain_the_missing_charts() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("header-only.csv:1: a header and no rows"), "{err}");
+    assert!(
+        err.contains("header-only.csv:1: a header and no rows"),
+        "{err}"
+    );
     // ...but a server log that recorded no event is a window with none.
     let empty = dir.path().join("gunicorn-A.log");
     fs::write(

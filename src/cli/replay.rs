@@ -205,7 +205,10 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     if args.json {
         println!("{json}");
     } else {
-        print!("{}", replay::render::report(&analysis));
+        print!(
+            "{}",
+            fleetsim::text::terminal(&replay::render::report(&analysis))
+        );
         println!(
             "wrote {} and recording.csv",
             out.join("analysis.json").display()
@@ -382,7 +385,10 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     write!(file, "{text}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
     if !args.json {
-        print!("{}", replay::calibrate::render(&cal));
+        print!(
+            "{}",
+            fleetsim::text::terminal(&replay::calibrate::render(&cal))
+        );
         println!("wrote {}", path.display());
     }
     let seeds = replay::validate::seeds_for(rec, args.seed, args.seeds as usize);
@@ -392,7 +398,10 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     let path = out.join("validation.json");
     write_json(&path, &v)?;
     if !args.json {
-        print!("{}", replay::validate::render(&v));
+        print!(
+            "{}",
+            fleetsim::text::terminal(&replay::validate::render(&v))
+        );
         println!("wrote {}", path.display());
         println!(
             "reproduce with: fleetsim replay ... --calibrate --seed {} --seeds {}",
@@ -484,7 +493,7 @@ fn what_ifs(
     let path = out.join("whatif.json");
     write_json(&path, &w)?;
     if !args.json {
-        print!("{}", replay::whatif::render(&w));
+        print!("{}", fleetsim::text::terminal(&replay::whatif::render(&w)));
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -127,12 +127,13 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
 
 /// The command that reproduces this run, without `--seed` and `--out`.
 fn command(args: &RunArgs) -> String {
+    use fleetsim::text::shell_quote;
     let mut cmd = String::from("fleetsim run");
     if let Some(p) = &args.scenario.scenario {
-        cmd += &format!(" {}", p.display());
+        cmd += &format!(" {}", shell_quote(&p.to_string_lossy()));
     }
     for s in &args.scenario.set {
-        cmd += &format!(" --set {s}");
+        cmd += &format!(" --set {}", shell_quote(s));
     }
     if let Some(h) = args.hours {
         cmd += &format!(" --hours {h}");
