@@ -407,3 +407,43 @@ fn recorded_names_cannot_drive_the_terminal() {
     );
     assert!(text.contains("a\\u{1b}[2Jb\\u{202e}c"), "{text}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_planted_symlink_is_never_written_through() {
+    // Links where a run writes its outputs, pointing at a file outside:
+    // the outputs replace the links; the target keeps its bytes.
+    let dir = TempDir::new("hostile-symlink");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    for name in [
+        "summary.json",
+        "events.csv",
+        "timeline.csv",
+        "scenario.toml",
+    ] {
+        std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();
+    }
+    let (o, _) = fleetsim(
+        &["run", "--hours", "0.05", "--out", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    for name in [
+        "summary.json",
+        "events.csv",
+        "timeline.csv",
+        "scenario.toml",
+    ] {
+        let meta = std::fs::symlink_metadata(out.join(name)).unwrap();
+        assert!(meta.file_type().is_file(), "{name} is still a link");
+    }
+}

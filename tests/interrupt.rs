@@ -65,10 +65,15 @@ const LONG: &[&str] = &[
 ];
 
 /// Sends SIGINT to `child` and waits (at most 20 s) for it to exit.
-fn sigint_and_wait(mut child: Child) -> Output {
+fn sigint_and_wait(child: Child) -> Output {
+    signal_and_wait(child, "INT")
+}
+
+/// Sends `signal` (`INT`, `TERM`) to `child` and waits (at most 20 s).
+fn signal_and_wait(mut child: Child, signal: &str) -> Output {
     // The shell's builtin `kill`: no dependency on a kill binary.
     let kill = Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
+        .args(["-c", &format!("kill -{signal} {}", child.id())])
         .status()
         .expect("run sh -c kill");
     assert!(kill.success());
@@ -76,15 +81,33 @@ fn sigint_and_wait(mut child: Child) -> Output {
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > Duration::from_secs(20) {
             let _ = child.kill();
-            panic!("fleetsim still running 20 s after SIGINT");
+            panic!("fleetsim still running 20 s after SIG{signal}");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     child.wait_with_output().unwrap()
 }
 
+/// Whether `dir` holds a file whose name starts with `prefix`.
+fn has_file_starting(dir: &std::path::Path, prefix: &str) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|d| {
+        d.filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
+    })
+}
+
 #[test]
 fn sigint_stops_a_run_keeps_partial_rows_and_writes_no_summary() {
+    interrupted_run_keeps_partial_rows("INT");
+}
+
+#[test]
+fn sigterm_stops_a_run_like_sigint() {
+    // A pod's stop, a Slurm job's cancel: the same clean stop as Ctrl-C.
+    interrupted_run_keeps_partial_rows("TERM");
+}
+
+fn interrupted_run_keeps_partial_rows(signal: &str) {
     let dir = TempDir::new("interrupt");
     let out = dir.path().join("out");
     // A summary from an earlier complete run in the same directory must go.
@@ -101,7 +124,7 @@ fn sigint_stops_a_run_keeps_partial_rows_and_writes_no_summary() {
         .expect("spawn fleetsim");
     // The partial file appears once the handler is in place and the loop runs.
     let start = Instant::now();
-    while !out.join(".events.csv.partial").exists() {
+    while !has_file_starting(&out, ".events.csv.partial.") {
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "the run never started"
@@ -110,7 +133,7 @@ fn sigint_stops_a_run_keeps_partial_rows_and_writes_no_summary() {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(300));
-    let o = sigint_and_wait(child);
+    let o = signal_and_wait(child, signal);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(EXIT_INTERRUPTED), "stderr: {err}");
     assert!(err.contains("interrupted at simulated t ="), "{err}");
@@ -256,5 +279,38 @@ fn sigint_stops_a_sweep_with_whole_rows_and_resume_finishes_it_identically() {
             .lines()
             .count(),
         601
+    );
+}
+
+#[test]
+fn sigterm_stops_saturate_at_once_and_says_nothing_partial_was_written() {
+    let dir = TempDir::new("interrupt-saturate");
+    let out = dir.path().join("sat");
+    let child = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args(["saturate", "--seeds", "400", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fleetsim");
+    // The handler is installed first thing; give the work time to start.
+    std::thread::sleep(Duration::from_millis(700));
+    let start = Instant::now();
+    let o = signal_and_wait(child, "TERM");
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(EXIT_INTERRUPTED), "stderr: {err}");
+    assert!(err.contains("fleetsim saturate: interrupted"), "{err}");
+    assert!(
+        !has_file_starting(&out, "saturate.json"),
+        "a complete-looking output"
+    );
+    assert!(
+        !has_file_starting(&out, ".saturate.json.partial"),
+        "or a partial one"
     );
 }

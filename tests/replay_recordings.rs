@@ -144,7 +144,13 @@ fn cli_round_trip_writes_analysis_json() {
     };
     assert_eq!(n("worker_recycled"), summary["recycles"].as_u64().unwrap());
     assert_eq!(n("retry_ok"), summary["retry_ok"].as_u64().unwrap());
-    assert!(!dir.path().join("rep/.analysis.json.partial").exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("rep"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".partial"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }
 
 #[test]

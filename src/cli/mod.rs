@@ -1,6 +1,7 @@
 //! The command line: clap commands, paths, output files, exit codes.
 //! Everything here is I/O at the edge; the simulation is the library's.
 
+mod interrupt;
 mod limits;
 mod lock;
 mod optimise;

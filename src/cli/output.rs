@@ -94,8 +94,12 @@ pub fn stem(path: &Path) -> String {
         .unwrap_or_else(|| "out".into())
 }
 
-/// A file written under `.NAME.partial` and renamed to `NAME` by `commit`.
-/// Dropped without `commit`, the partial file is removed.
+/// A file written under `.NAME.partial.<pid>.<nonce>` and renamed to `NAME`
+/// by `commit`. Dropped without `commit`, the partial file is removed.
+/// The temporary name is unpredictable and created exclusively
+/// (`O_CREAT | O_EXCL`, which never follows a symlink), so a link planted
+/// in the output directory is never written through; the rename replaces
+/// a link at `NAME` itself, not its target.
 pub struct AtomicFile {
     tmp: PathBuf,
     dest: PathBuf,
@@ -108,9 +112,7 @@ impl AtomicFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let tmp = dest.with_file_name(format!(".{name}.partial"));
-        let file = File::create(&tmp)
-            .map_err(|e| Failure::run(format!("{}: cannot create: {e}", tmp.display())))?;
+        let (tmp, file) = create_exclusive(&dest, &name)?;
         Ok(AtomicFile {
             tmp,
             dest,
@@ -139,6 +141,45 @@ impl AtomicFile {
         fs::rename(&self.tmp, &self.dest)
             .map_err(|e| Failure::run(format!("{}: cannot rename: {e}", self.dest.display())))
     }
+}
+
+/// A fresh temporary file beside `dest`: a name no one can guess ahead
+/// (pid, clock and a counter), created only if nothing is there.
+fn create_exclusive(dest: &Path, name: &str) -> Result<(PathBuf, File), Failure> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut last_err = None;
+    for _ in 0..16 {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let nonce = nanos ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let tmp = dest.with_file_name(format!(
+            ".{name}.partial.{}.{nonce:016x}",
+            std::process::id()
+        ));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),
+            Err(e) => {
+                return Err(Failure::run(format!(
+                    "{}: cannot create: {e}",
+                    tmp.display()
+                )));
+            }
+        }
+    }
+    Err(Failure::run(format!(
+        "{}: cannot create a temporary file beside it: {}",
+        dest.display(),
+        last_err.map_or_else(String::new, |e| e.to_string())
+    )))
 }
 
 impl Drop for AtomicFile {

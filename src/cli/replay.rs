@@ -150,6 +150,7 @@ fn options(args: &ReplayArgs) -> Result<Options, Failure> {
 }
 
 pub fn run(args: ReplayArgs) -> Result<(), Failure> {
+    super::interrupt::exit_on_interrupt("replay");
     let opts = options(&args)?;
     // Refused before anything is read or written.
     if !args.what_if.is_empty() && !args.calibrate {

@@ -50,6 +50,7 @@ struct Report {
 }
 
 pub fn run(args: SaturateArgs) -> Result<(), Failure> {
+    super::interrupt::exit_on_interrupt("saturate");
     let hours = args.hours.map(|h| fleetsim::scenario::Override {
         key: "run.duration_h".into(),
         value: toml::Value::Float(h),
