@@ -12,6 +12,7 @@ mod saturate;
 mod scenario_cmd;
 mod sweep;
 mod sweep_check;
+mod sweep_dir;
 
 use clap::{Parser, Subcommand};
 
