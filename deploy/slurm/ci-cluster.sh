@@ -27,8 +27,11 @@ die() {
     exit 1
 }
 
-alive() { # alive PIDFILE
-    [[ -s "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null
+alive() { # alive PIDFILE NAME: the pid file's process runs and is NAME (not a reused pid)
+    [[ -s "$1" ]] || return 1
+    local pid
+    pid=$(cat "$1")
+    kill -0 "$pid" 2>/dev/null && [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$2" ]]
 }
 
 install_missing() {
@@ -117,11 +120,11 @@ start() {
     install_missing
     write_conf
     start_munge
-    if ! alive "$STATE/slurmctld.pid"; then
+    if ! alive "$STATE/slurmctld.pid" slurmctld; then
         # -c: a clean start, no jobs of an earlier run come back.
         slurmctld -c || die "slurmctld did not start: $(tail -n 5 "$STATE/slurmctld.log" 2>/dev/null)"
     fi
-    if ! alive "$STATE/slurmd.pid"; then
+    if ! alive "$STATE/slurmd.pid" slurmd; then
         slurmd -N localhost || die "slurmd did not start: $(tail -n 5 "$STATE/slurmd.log" 2>/dev/null)"
     fi
     local deadline=$((SECONDS + WAIT_S))
@@ -141,7 +144,7 @@ start() {
 }
 
 stop_pid() { # stop_pid PIDFILE NAME
-    alive "$1" || return 0
+    alive "$1" "$2" || return 0
     local pid
     pid=$(cat "$1")
     kill "$pid" 2>/dev/null || true
@@ -154,7 +157,7 @@ stop_pid() { # stop_pid PIDFILE NAME
 }
 
 stop() {
-    if alive "$STATE/slurmctld.pid"; then
+    if alive "$STATE/slurmctld.pid" slurmctld; then
         scancel --quiet --partition=ci 2>/dev/null || true
     fi
     stop_pid "$STATE/slurmd.pid" slurmd
