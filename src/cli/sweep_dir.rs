@@ -61,6 +61,17 @@ pub fn write_inputs(l: &Loaded, out: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Writes the base's series beside a `best.toml` that names it (optimise).
+pub fn write_series(l: &Loaded, out: &Path) -> Result<(), Failure> {
+    let Some(series) = &l.series else {
+        return Ok(());
+    };
+    let path = out.join(SERIES_COPY);
+    let mut f = AtomicFile::create(path.clone())?;
+    f.write_all(series.as_bytes()).map_err(io_err(&path))?;
+    f.commit()
+}
+
 /// The base's name in error texts (a trial's `error` column): the base
 /// file's stem, as `load_sweep` names it, computed from the sweep text
 /// alone.
