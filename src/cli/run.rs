@@ -173,7 +173,13 @@ fn remove_if_present(path: &Path) -> Result<(), Failure> {
 /// resume half-way, but it is deterministic: the same command and seed
 /// give the same bytes.
 fn interrupted(args: &RunArgs, sc: &Scenario, out: &Path, at_s: f64, events: u64) -> Failure {
-    for stale in ["events.csv", "timeline.csv", "workers.csv", "scenario.toml"] {
+    for stale in [
+        "events.csv",
+        "timeline.csv",
+        "workers.csv",
+        "scenario.toml",
+        SERIES_COPY,
+    ] {
         if let Err(f) = remove_if_present(&out.join(stale)) {
             return f;
         }

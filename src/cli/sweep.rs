@@ -113,15 +113,19 @@ fn io_err(p: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let threads = thread_count("--threads", args.threads)?;
     let shard = parse_shard(&args.shard)?;
-    // A resume reads the directory's stored inputs; a fresh sweep the file.
-    let (l, out) = if args.resume {
+    // A resume reads the directory's stored inputs, under its lock (a
+    // writer that just started it is named, not "nothing to resume"); a
+    // fresh sweep reads the file.
+    let (l, out, _lock) = if args.resume {
         let out = sweep_dir::resume_dir(&args.out, &stem(&args.sweep))?;
-        (sweep_dir::for_resume(&args.sweep, &out)?, out)
+        let lock = DirLock::take(&out, "sweep")?;
+        (sweep_dir::for_resume(&args.sweep, &out)?, out, lock)
     } else {
         let l = load_sweep(&args.sweep)?;
-        (l, output_dir(&args.out, &stem(&args.sweep), "")?)
+        let out = output_dir(&args.out, &stem(&args.sweep), "")?;
+        let lock = DirLock::take(&out, "sweep")?;
+        (l, out, lock)
     };
-    let _lock = DirLock::take(&out, "sweep")?;
     let trials_path = out.join("trials.csv");
     let done = prepare(&l, &out, &trials_path, args.resume)?;
     let pending = runner::pending(&l.sweep, shard, &done);

@@ -151,19 +151,26 @@ pub fn resume_dir(out: &Option<PathBuf>, stem: &str) -> Result<PathBuf, Failure>
     let dir = out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("out/{stem}")));
-    if !exists(&dir.join(TRIALS))? {
-        return Err(Failure::input(format!(
-            "{}: nothing to resume (no {TRIALS}): start the sweep without --resume",
-            dir.display()
-        )));
+    if !exists(&dir)? {
+        return Err(nothing_to_resume(&dir));
     }
     Ok(dir)
+}
+
+fn nothing_to_resume(dir: &Path) -> Failure {
+    Failure::input(format!(
+        "{}: nothing to resume (no {TRIALS}): start the sweep without --resume",
+        dir.display()
+    ))
 }
 
 /// The sweep `--resume` continues in `out`: the stored one, once the sweep
 /// file is the stored copy, the model is this build's, and the base, when
 /// it still resolves from the sweep file, resolves to the stored base.
 pub fn for_resume(sweep_path: &Path, out: &Path) -> Result<Loaded, Failure> {
+    if !exists(&out.join(TRIALS))? {
+        return Err(nothing_to_resume(out));
+    }
     let copy = out.join(SWEEP);
     if read_input_text(&copy)? != read_input_text(sweep_path)? {
         return Err(Failure::input(format!(
