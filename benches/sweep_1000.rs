@@ -5,7 +5,7 @@
 //! validates it and simulates, as in `fleetsim sweep`, whose own runner
 //! (`runner::run_in_order`: threads on a shared counter, rows handed back
 //! in trial order) this bench does not time; the 80,000-trial CLI run in
-//! the README does.
+//! docs/measurements.md does.
 //!
 //! `cargo bench --bench sweep_1000`; items/s are simulations per second,
 //! on one rayon thread and on every core.

@@ -2,7 +2,7 @@
 //! where both run. The comparison (`common::aggval`, paired seeds, mean
 //! relative difference and its standard error) is the one
 //! `examples/aggregate_vs_exact.rs` runs with many more seeds for the
-//! README's table: there, with 5,000 seeds of the default fleet and 400
+//! table in docs/measurements.md: there, with 5,000 seeds of the default fleet and 400
 //! of the 20 x 8 one, every metric the issue names is resolved (se < 1%)
 //! and within 3%, except the largest overshoot over the hard ceiling on
 //! the 20 x 8 fleet, where almost no worker passes the ceiling (see

@@ -11,10 +11,13 @@ mod report;
 mod run;
 mod saturate;
 mod scenario_cmd;
+mod shell;
 mod sweep;
 mod sweep_check;
+mod sweep_dir;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use std::sync::LazyLock;
 
 /// Exit code for bad input (a scenario, a flag, a file).
 pub const EXIT_INPUT: i32 = 2;
@@ -26,10 +29,15 @@ pub const EXIT_VERDICT: i32 = 3;
 /// Exit code of a run or sweep stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// `--version`: the crate and the model version (a sweep refuses rows of
+/// another model; see `fleetsim::MODEL_VERSION`).
+static VERSION: LazyLock<String> =
+    LazyLock::new(|| format!("{} (model {})", fleetsim::VERSION, fleetsim::MODEL_VERSION));
+
 #[derive(Parser)]
 #[command(
     name = "fleetsim",
-    version,
+    version = VERSION.as_str(),
     about = "Simulate worker recycling in pre-fork web fleets (gunicorn, uWSGI, puma, ...)",
     long_about = "fleetsim simulates a fleet of pre-fork web workers whose memory grows, the \
                   recycler that replaces them (jittered limits, RSS sampling, cooldowns, \
@@ -60,6 +68,10 @@ enum Command {
     /// Inspect scenario files.
     #[command(subcommand)]
     Scenario(scenario_cmd::ScenarioCmd),
+    /// Print a shell completion script, e.g. `fleetsim completions bash > /etc/bash_completion.d/fleetsim`.
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (fleetsim.1), or write every page with --out DIR.
+    Man(shell::ManArgs),
 }
 
 /// An error with the exit code it maps to.
@@ -118,6 +130,8 @@ pub fn main() -> i32 {
         Command::Report(args) => report::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
+        Command::Completions(args) => shell::completions(args, Cli::command()),
+        Command::Man(args) => shell::man(args, Cli::command()),
     };
     match result {
         Ok(()) => 0,

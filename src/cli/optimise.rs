@@ -148,6 +148,8 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         .and_then(|_| f.write_all(body.as_bytes()))
         .map_err(|e| Failure::run(e.to_string()))?;
     f.commit()?;
+    // best.toml names its series as the copy beside it.
+    super::sweep_dir::write_series(&l, &out)?;
     print_candidates(sweep, &cands);
     println!("wrote {}/{{trace.csv,best.toml}}", out.display());
     Ok(())

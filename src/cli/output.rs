@@ -6,6 +6,7 @@ use super::Failure;
 use super::limits::{read_input, read_text_bounded};
 use clap::Args;
 use fleetsim::Scenario;
+use fleetsim::scenario::raw::ProfileKind;
 use fleetsim::scenario::{
     DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, Override, RawScenario, load, parse_override,
 };
@@ -27,6 +28,23 @@ pub struct Loaded {
     pub scenario: Scenario,
     /// The scenario's short name for output directories.
     pub stem: String,
+    /// The content of `workload.series_csv` when the profile reads it.
+    pub series: Option<String>,
+}
+
+/// The name a run or sweep directory stores a scenario's traffic series
+/// under, beside the scenario file that names it (so the copy runs from
+/// there, wherever the original sat).
+pub const SERIES_COPY: &str = "series.csv";
+
+/// `raw` made self-contained for a directory that holds its series as
+/// `SERIES_COPY`: the series path rewritten when the profile reads one.
+pub fn with_series_copy(raw: &RawScenario) -> RawScenario {
+    let mut raw = raw.clone();
+    if raw.workload.profile == ProfileKind::Series {
+        raw.workload.series_csv = SERIES_COPY.to_string();
+    }
+    raw
 }
 
 /// Reads, overrides and validates a scenario; errors are one line naming
@@ -63,16 +81,31 @@ pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loa
             (text, path.display().to_string(), dir, stem)
         }
     };
+    // Every file read, by the name the scenario gave it: the series is
+    // kept for the directories that store a copy.
+    let mut reads: Vec<(String, String)> = Vec::new();
     let mut read = |rel: &str| -> Result<String, String> {
         let p = dir.join(rel);
-        read_text_bounded(&p)
+        let text = read_text_bounded(&p)?;
+        reads.push((rel.to_string(), text.clone()));
+        Ok(text)
     };
     let (raw, scenario) =
         load(&text, &origin, &overrides, &mut read).map_err(|e| Failure::input(e.to_string()))?;
+    let series = (raw.workload.profile == ProfileKind::Series)
+        .then(|| {
+            reads
+                .into_iter()
+                .rev()
+                .find(|(rel, _)| *rel == raw.workload.series_csv)
+                .map(|(_, text)| text)
+        })
+        .flatten();
     Ok(Loaded {
         raw,
         scenario,
         stem,
+        series,
     })
 }
 

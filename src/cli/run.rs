@@ -1,7 +1,9 @@
 //! `fleetsim run`: one simulation, its summary, and its CSV recordings.
 
 use super::Failure;
-use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir};
+use super::output::{
+    AtomicFile, Loaded, SERIES_COPY, ScenarioArgs, load_scenario, output_dir, with_series_copy,
+};
 use clap::Args;
 use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv};
 use fleetsim::scenario::Override;
@@ -97,14 +99,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     events.commit()?;
     timeline.commit()?;
     workers.commit()?;
-    // The resolved scenario (every default, every --set applied), so the
-    // directory says which policy produced it (`fleetsim report` reads it).
-    let resolved = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
-    let mut scenario_file = AtomicFile::create(out.join("scenario.toml"))?;
-    scenario_file
-        .write_all(resolved.as_bytes())
-        .map_err(|e| Failure::run(e.to_string()))?;
-    scenario_file.commit()?;
+    write_scenario(&out, &loaded)?;
     let json = output.summary.to_json();
     let mut summary_file = AtomicFile::create(summary_path)?;
     summary_file
@@ -141,6 +136,29 @@ fn command(args: &RunArgs) -> String {
     cmd
 }
 
+/// The resolved scenario (every default, every --set applied), so the
+/// directory says which policy produced it (`fleetsim report` reads it) and
+/// running it reproduces the run from anywhere: a traffic series is copied
+/// beside it as `series.csv`, which it then names.
+fn write_scenario(out: &Path, loaded: &Loaded) -> Result<(), Failure> {
+    if let Some(series) = &loaded.series {
+        let mut f = AtomicFile::create(out.join(SERIES_COPY))?;
+        f.write_all(series.as_bytes())
+            .map_err(|e| Failure::run(format!("{}: {e}", out.join(SERIES_COPY).display())))?;
+        f.commit()?;
+    } else {
+        // An earlier run's copy is not this scenario's.
+        remove_if_present(&out.join(SERIES_COPY))?;
+    }
+    let raw = with_series_copy(&loaded.raw);
+    let resolved = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
+    let mut scenario_file = AtomicFile::create(out.join("scenario.toml"))?;
+    scenario_file
+        .write_all(resolved.as_bytes())
+        .map_err(|e| Failure::run(e.to_string()))?;
+    scenario_file.commit()
+}
+
 fn remove_if_present(path: &Path) -> Result<(), Failure> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -156,7 +174,13 @@ fn remove_if_present(path: &Path) -> Result<(), Failure> {
 /// resume half-way, but it is deterministic: the same command and seed
 /// give the same bytes.
 fn interrupted(args: &RunArgs, sc: &Scenario, out: &Path, at_s: f64, events: u64) -> Failure {
-    for stale in ["events.csv", "timeline.csv", "workers.csv", "scenario.toml"] {
+    for stale in [
+        "events.csv",
+        "timeline.csv",
+        "workers.csv",
+        "scenario.toml",
+        SERIES_COPY,
+    ] {
         if let Err(f) = remove_if_present(&out.join(stale)) {
             return f;
         }

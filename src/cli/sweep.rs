@@ -5,13 +5,13 @@
 use super::Failure;
 use super::limits::{read_input_text, thread_count};
 use super::lock::DirLock;
-use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem};
+use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem, with_series_copy};
+use super::sweep_dir::{self, Tally};
 use clap::Args;
 use fleetsim::metrics::Summary;
 use fleetsim::sweep::Sweep;
 use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
 use fleetsim::sweep::csvio::{self, Row};
-use fleetsim::sweep::manifest::{self, Manifest};
 use fleetsim::sweep::runner::{self, Base};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
@@ -55,7 +55,11 @@ pub struct Loaded {
     pub text: String,
     pub sweep: Sweep,
     pub base: Base,
+    /// The resolved base as `base.toml` stores it (its series renamed to
+    /// the copy beside it).
     pub base_toml: String,
+    /// The base's traffic series, when it reads one (`series.csv`).
+    pub series: Option<String>,
 }
 
 pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
@@ -69,25 +73,18 @@ pub fn load_sweep(path: &Path) -> Result<Loaded, Failure> {
     };
     let loaded = load_scenario(&scenario_args, None)
         .map_err(|f| Failure::input(format!("{} (base of {})", f.message, path.display())))?;
-    let series = if loaded.raw.workload.profile == fleetsim::scenario::raw::ProfileKind::Series {
-        let base_dir = scenario_args
-            .scenario
-            .as_ref()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_default();
-        let p = base_dir.join(&loaded.raw.workload.series_csv);
-        Some(read_input_text(&p)?)
-    } else {
-        None
-    };
-    let base = Base::new(&loaded.raw, &loaded.stem, series, sweep.hours);
+    // The base as its directory stores it: a series is read from the copy
+    // beside base.toml, so the trials (and best.toml) run from there.
+    let raw = with_series_copy(&loaded.raw);
+    let base = Base::new(&raw, &loaded.stem, loaded.series.clone(), sweep.hours);
     super::sweep_check::check_keys(path, &text, &sweep, &base)?;
-    let base_toml = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
+    let base_toml = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
     Ok(Loaded {
         text,
         sweep,
         base,
         base_toml,
+        series: loaded.series,
     })
 }
 
@@ -115,10 +112,20 @@ fn io_err(p: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
 
 pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let threads = thread_count("--threads", args.threads)?;
-    let l = load_sweep(&args.sweep)?;
     let shard = parse_shard(&args.shard)?;
-    let out = output_dir(&args.out, &stem(&args.sweep), "")?;
-    let _lock = DirLock::take(&out, "sweep")?;
+    // A resume reads the directory's stored inputs, under its lock (a
+    // writer that just started it is named, not "nothing to resume"); a
+    // fresh sweep reads the file.
+    let (l, out, _lock) = if args.resume {
+        let out = sweep_dir::resume_dir(&args.out, &stem(&args.sweep))?;
+        let lock = DirLock::take(&out, "sweep")?;
+        (sweep_dir::for_resume(&args.sweep, &out)?, out, lock)
+    } else {
+        let l = load_sweep(&args.sweep)?;
+        let out = output_dir(&args.out, &stem(&args.sweep), "")?;
+        let lock = DirLock::take(&out, "sweep")?;
+        (l, out, lock)
+    };
     let trials_path = out.join("trials.csv");
     let done = prepare(&l, &out, &trials_path, args.resume)?;
     let pending = runner::pending(&l.sweep, shard, &done);
@@ -163,23 +170,10 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
 }
 
 /// Writes the sweep's inputs beside its outputs and opens trials.csv:
-/// fresh (refusing to overwrite) or resumed (cutting a partial last line).
+/// fresh (refusing to overwrite) or resumed (cutting a partial last line;
+/// `sweep_dir::for_resume` has checked the directory's inputs).
 fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeSet<u64>, Failure> {
-    let sweep_copy = out.join("sweep.toml");
     if resume {
-        let before = read_input_text(&sweep_copy)?;
-        if before != l.text {
-            return Err(Failure::input(format!(
-                "{}: the sweep file changed since this run started; resume needs the same file",
-                sweep_copy.display()
-            )));
-        }
-        check_model(
-            out,
-            "re-run the sweep into a new --out with this build, \
-             or resume it with the fleetsim that started it",
-        )?;
-        check_base(out, l, "resume needs the base it started with")?;
         let mut done = BTreeSet::new();
         let complete_len = scan_file(&l.sweep, trials, |r, _| {
             done.insert(r.trial);
@@ -201,59 +195,9 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
             trials.display()
         )));
     }
-    let model = Manifest::current().to_toml();
-    for (name, text) in [
-        ("sweep.toml", &l.text),
-        ("base.toml", &l.base_toml),
-        (manifest::FILE, &model),
-    ] {
-        let mut f = AtomicFile::create(out.join(name))?;
-        f.write_all(text.as_bytes())
-            .map_err(io_err(&out.join(name)))?;
-        f.commit()?;
-    }
+    sweep_dir::write_inputs(l, out)?;
     write_header(&l.sweep, trials)?;
     Ok(BTreeSet::new())
-}
-
-/// Refuses a sweep directory whose stored resolved base (`base.toml`,
-/// every default and `extends` laid in) is not the base as it resolves
-/// now: a base edited mid-sweep would mix two scenarios' rows. A directory
-/// without one (assembled by hand) has nothing to compare.
-fn check_base(dir: &Path, l: &Loaded, redo: &str) -> Result<(), Failure> {
-    let path = dir.join("base.toml");
-    if !path.try_exists().map_err(io_err(&path))? {
-        return Ok(());
-    }
-    if read_input_text(&path)? != l.base_toml {
-        return Err(Failure::input(format!(
-            "{}: the base scenario changed since these rows were written \
-             (the base now resolves to other values); {redo}",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Refuses a sweep directory whose rows another model wrote (or one
-/// written before model tags); `redo` says how to proceed.
-fn check_model(dir: &Path, redo: &str) -> Result<(), Failure> {
-    let path = dir.join(manifest::FILE);
-    let text = match path.try_exists() {
-        Ok(true) => read_input_text(&path)?,
-        Ok(false) => {
-            return Err(Failure::input(format!(
-                "{}: missing: this sweep was written by a fleetsim older than model tags, \
-                 whose draws may differ from this build's ({}): {redo}",
-                path.display(),
-                fleetsim::model_tag()
-            )));
-        }
-        Err(e) => return Err(io_err(&path)(e)),
-    };
-    let m = Manifest::parse(&text).map_err(|e| Failure::input(format!("{}{e}", path.display())))?;
-    m.check_current()
-        .map_err(|e| Failure::input(format!("{}: {e}; {redo}", path.display())))
 }
 
 fn write_header(sweep: &Sweep, trials: &Path) -> Result<(), Failure> {
@@ -326,27 +270,7 @@ fn scan_file(
 /// order, into one: streaming, so memory stays flat in the number of
 /// trials. Every trial must appear exactly once.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
-    let first = &args.dirs[0];
-    let l = load_sweep(&first.join("sweep.toml"))?;
-    for d in &args.dirs {
-        let text = read_input_text(&d.join("sweep.toml"))?;
-        if text != l.text {
-            return Err(Failure::input(format!(
-                "{}: a different sweep from {}",
-                d.display(),
-                first.display()
-            )));
-        }
-        check_model(
-            d,
-            "re-run the shards with this build, or merge them with the fleetsim that wrote them",
-        )?;
-        check_base(
-            d,
-            &l,
-            "every shard must run on one base: re-run this shard on the current base",
-        )?;
-    }
+    let l = sweep_dir::for_merge(&args.dirs)?;
     let mut shards: Vec<Shard> = args
         .dirs
         .iter()
@@ -358,35 +282,23 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let mut f = AtomicFile::create(merged.clone())?;
     csvio::write_rows(&mut f, &[csvio::header(&l.sweep)]).map_err(io_err(&merged))?;
     let total = (l.sweep.config_count() + 1) * l.sweep.replications;
-    let (mut distinct, mut dups, mut last) = (0u64, 0u64, None::<u64>);
+    let mut tally = Tally::default();
     // A k-way merge on the smallest next trial.
     while let Some(i) = (0..shards.len())
         .filter(|&i| shards[i].head.is_some())
         .min_by_key(|&i| shards[i].head.as_ref().map(|(t, _)| *t))
     {
         let (trial, line) = shards[i].head.take().expect("filtered on a head");
-        if last == Some(trial) {
-            dups += 1;
-        } else {
-            distinct += 1;
+        if tally.see(trial, i) {
             f.write_all(line.as_bytes()).map_err(io_err(&merged))?;
         }
-        last = Some(trial);
         shards[i].advance()?;
     }
-    if dups > 0 || distinct != total {
-        return Err(Failure::input(format!(
-            "shards do not add up: {distinct} distinct trials of {total}, {dups} duplicated; \
-             run the missing shards (or --resume them) before merging"
-        )));
-    }
+    tally.check(total, &args.dirs)?;
     f.commit()?;
-    let model = Manifest::current().to_toml();
-    for (name, text) in [("sweep.toml", &l.text), (manifest::FILE, &model)] {
-        let mut f = AtomicFile::create(args.out.join(name))?;
-        f.write_all(text.as_bytes()).map_err(io_err(&args.out))?;
-        f.commit()?;
-    }
+    // The merged directory is a sweep directory like a shard's: it
+    // resumes, merges and reports from wherever it is.
+    sweep_dir::write_inputs(&l, &args.out)?;
     finalize(&l, &args.out, &merged)
 }
 
