@@ -13,36 +13,43 @@
 
 use crate::engine::SimTime;
 
-/// Which trigger made a worker ask (the `trigger` column).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Cause {
-    RssLimit,
-    Drift,
-    MaxRequests,
-    Lifetime,
-    InstanceMemory,
-    EvilRss,
+macro_rules! causes {
+    ($($(#[$doc:meta])* $variant:ident => $label:literal,)*) => {
+        /// Which trigger made a worker ask (the `trigger` column).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Cause {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Cause {
+            /// Every trigger, derived from the one list below.
+            pub const ALL: [Cause; [$(Cause::$variant,)*].len()] = [$(Cause::$variant,)*];
+
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(Cause::$variant => $label,)*
+                }
+            }
+        }
+    };
+}
+
+// One line per trigger: its variant and its `trigger` column label.
+causes! {
+    RssLimit => "rss_limit",
+    Drift => "drift",
+    MaxRequests => "max_requests",
+    Lifetime => "lifetime",
+    InstanceMemory => "instance_memory",
+    /// The master's SIGKILL: a kill, not a recycle (`evil_kills`).
+    EvilRss => "evil_rss",
 }
 
 impl Cause {
-    pub const ALL: [Cause; 6] = [
-        Cause::RssLimit,
-        Cause::Drift,
-        Cause::MaxRequests,
-        Cause::Lifetime,
-        Cause::InstanceMemory,
-        Cause::EvilRss,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Cause::RssLimit => "rss_limit",
-            Cause::Drift => "drift",
-            Cause::MaxRequests => "max_requests",
-            Cause::Lifetime => "lifetime",
-            Cause::InstanceMemory => "instance_memory",
-            Cause::EvilRss => "evil_rss",
-        }
+    /// Whether the trigger asks the gates for a graceful recycle (and so
+    /// has a `recycles_<label>` counter); the evil kill asks nobody.
+    pub fn is_recycle(self) -> bool {
+        self != Cause::EvilRss
     }
 }
 
@@ -158,6 +165,25 @@ pub struct Triggers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_cause_is_listed_once() {
+        // An exhaustive match: a new trigger fails to compile here until
+        // it gets its position, which must be its place in `ALL`.
+        let position = |c: Cause| match c {
+            Cause::RssLimit => 0,
+            Cause::Drift => 1,
+            Cause::MaxRequests => 2,
+            Cause::Lifetime => 3,
+            Cause::InstanceMemory => 4,
+            Cause::EvilRss => 5,
+        };
+        let labels: std::collections::BTreeSet<_> = Cause::ALL.iter().map(|c| c.label()).collect();
+        assert_eq!(labels.len(), Cause::ALL.len());
+        for (i, c) in Cause::ALL.into_iter().enumerate() {
+            assert_eq!(position(c), i, "{c:?}");
+        }
+    }
 
     #[test]
     fn request_limits_spread_as_the_real_systems_do() {

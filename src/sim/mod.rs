@@ -13,7 +13,6 @@ mod lifecycle;
 mod recycle;
 mod traffic;
 
-use crate::coord::{Lease, TokenBucket, WindowCap};
 use crate::engine::queue::Lane;
 use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
@@ -144,9 +143,8 @@ pub struct Sim<'s, O: Observer> {
     q: EventQueue<Event>,
     workers: Vec<Worker>,
     instances: Vec<Instance>,
-    lease: Lease,
-    bucket: Option<TokenBucket>,
-    window: Option<WindowCap>,
+    /// The fleet state of the policy's gates (lease, bucket, window).
+    gates: crate::policy::States,
     streams: Streams,
     /// Arrival times, drawn a block ahead (`ahead`).
     arrivals: ahead::ArrivalsAhead,
@@ -204,12 +202,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             q: EventQueue::new(),
             workers: Vec::with_capacity(sc.fleet.instances * spi),
             instances,
-            lease: Lease::default(),
-            bucket: sc
-                .policy
-                .bucket
-                .map(|(rate, burst)| TokenBucket::new(rate, burst)),
-            window: sc.policy.window.map(WindowCap::new),
+            gates: sc.policy.pipeline.states(),
             streams: Streams {
                 arrivals: rng::stream(seed, Stream::Arrivals),
                 service: rng::stream(seed, Stream::Service),

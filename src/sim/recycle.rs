@@ -168,11 +168,12 @@ impl<O: Observer> Sim<'_, O> {
         self.exit(t, w);
     }
 
-    fn view(&mut self, t: SimTime, w: u32, since: SimTime) -> View {
+    fn view(&self, t: SimTime, w: u32, since: SimTime) -> View {
         let worker = &self.workers[w as usize];
         let i = worker.instance as usize;
         let serving_after = self.counts.serving - (worker.state == WorkerState::Serving) as u32;
         View {
+            now: t,
             rss_mb: worker.rss_mb,
             hard_limit_mb: self.sc.policy.hard_limit_mb,
             headroom_mb: self.headroom(worker.instance),
@@ -182,9 +183,6 @@ impl<O: Observer> Sim<'_, O> {
             instance_rps: self.instances[i].arrivals.rate(t),
             over_limit_age_s: (t - since).as_secs_f64(),
             worker_age_s: (t - worker.spawned_at).as_secs_f64(),
-            lease_free: self.lease.is_free(t),
-            bucket_has_token: self.bucket.as_mut().is_none_or(|b| b.has_token(t)),
-            window_count: self.window.as_mut().map_or(0, |c| c.count(t)),
             serving_after,
         }
     }
@@ -208,7 +206,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         let since = *self.workers[w as usize].wants_since.get_or_insert(t);
         let view = self.view(t, w, since);
-        let decision = self.sc.policy.pipeline.decide(&view);
+        let decision = self.sc.policy.pipeline.decide(&view, &mut self.gates);
         let facts = DecisionFacts {
             pressure: decision.pressure,
             headroom_mb: view.headroom_mb,
@@ -230,22 +228,7 @@ impl<O: Observer> Sim<'_, O> {
     /// Applies an allowed recycle: spend what the gates grant, stamp the
     /// instance's cooldown, record, drain.
     fn recycle(&mut self, t: SimTime, w: u32, cause: Cause, d: &Decision, facts: DecisionFacts) {
-        if d.passes.of(GateKind::Lease) == Some(Pass::Open) {
-            let ttl = self.sc.policy.lease_ttl.expect("a lease gate has a TTL");
-            assert!(
-                self.lease.try_acquire(t, ttl, w),
-                "the policy saw a free lease"
-            );
-        }
-        if d.passes.of(GateKind::TokenBucket) == Some(Pass::Open) {
-            self.bucket
-                .as_mut()
-                .expect("a bucket gate has a bucket")
-                .take(t);
-        }
-        if let Some(window) = self.window.as_mut() {
-            window.record(t);
-        }
+        self.sc.policy.pipeline.grant(d, &mut self.gates, t, w);
         let worker = &self.workers[w as usize];
         let i = worker.instance;
         self.instances[i as usize].last_recycle = Some(t);
@@ -271,7 +254,7 @@ impl<O: Observer> Sim<'_, O> {
 /// The `lease` column: what the lease gate said, if the worker reached it.
 fn lease_outcome(d: &Decision) -> LeaseOutcome {
     match (d.verdict, d.passes.of(GateKind::Lease)) {
-        (Verdict::Hold(crate::policy::Hold::LeaseHeld), _) => LeaseOutcome::Held,
+        (Verdict::Hold(crate::policy::gates::lease::HOLD), _) => LeaseOutcome::Held,
         (_, Some(Pass::Open)) => LeaseOutcome::Acquired,
         (_, Some(Pass::ExitPressure)) => LeaseOutcome::BypassedPressure,
         (_, Some(Pass::ExitHardCeiling)) => LeaseOutcome::BypassedHardCeiling,

@@ -71,7 +71,7 @@ pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, Str
     };
     positive("policy.busy_window_s", p.busy_window_s)?;
     duration("policy.busy_window_s", p.busy_window_s)?;
-    let (pipeline, lease_ttl, bucket, window) = gates(p)?;
+    let pipeline = gates(p)?;
     Ok(Policy {
         base_limit_mb: p.base_limit_mb,
         jitter_mb: p.jitter_mb,
@@ -84,9 +84,6 @@ pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, Str
             ReplacementKind::SpawnThenExit => Replacement::SpawnThenExit,
         },
         busy_window_s: p.busy_window_s.ceil() as u64,
-        lease_ttl,
-        bucket,
-        window,
     })
 }
 
@@ -139,97 +136,13 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
     Ok(())
 }
 
-type Gates = (
-    Pipeline,
-    Option<SimTime>,
-    Option<(f64, f64)>,
-    Option<SimTime>,
-);
-
-/// The gate pipeline in the seeds' order, rate gates before the lease.
-fn gates(p: &RawPolicy) -> Result<Gates, (String, String)> {
-    use crate::policy::{Exits, Gate};
-    let exits = |pressure, hard_ceiling| Exits {
-        pressure,
-        hard_ceiling,
-    };
-    duration("policy.cooldown_s", p.cooldown_s)?;
-    duration("policy.pressure_cooldown_s", p.pressure_cooldown_s)?;
-    finite("policy.min_headroom_mb", p.min_headroom_mb)?;
-    let mut gates = vec![Gate::Cooldown {
-        cooldown_s: p.cooldown_s,
-        pressure_cooldown_s: p.pressure_cooldown_s,
-        escalate_on_ceiling: p.escalate_on_ceiling,
-    }];
-    if p.min_worker_age_s > 0.0 {
-        duration("policy.min_worker_age_s", p.min_worker_age_s)?;
-        gates.push(Gate::MinAge {
-            min_age_s: p.min_worker_age_s,
-        });
-    }
-    if p.busy_deferral {
-        non_negative("policy.busy_rps", p.busy_rps)?;
-        duration("policy.defer_max_s", p.defer_max_s)?;
-        gates.push(Gate::BusyDeferral {
-            busy_rps: p.busy_rps,
-            defer_max_s: p.defer_max_s,
-        });
-    }
-    let b = &p.token_bucket;
-    let bucket = if b.enabled {
-        positive("policy.token_bucket.rate_per_hour", b.rate_per_hour)?;
-        finite("policy.token_bucket.burst", b.burst)?;
-        if b.burst < 1.0 {
-            fail(
-                "policy.token_bucket.burst",
-                "must be >= 1 (one recycle at a time)",
-            )?;
-        }
-        gates.push(Gate::TokenBucket {
-            exits: exits(b.exit_on_pressure, b.exit_on_hard_ceiling),
-        });
-        Some((b.rate_per_hour, b.burst))
-    } else {
-        None
-    };
-    let w = &p.window_cap;
-    let window = if w.enabled {
-        count(
-            "policy.window_cap.max_recycles",
-            w.max_recycles,
-            1,
-            u32::MAX,
-        )?;
-        positive("policy.window_cap.window_s", w.window_s)?;
-        gates.push(Gate::WindowCap {
-            max_recycles: w.max_recycles,
-            exits: exits(w.exit_on_pressure, w.exit_on_hard_ceiling),
-        });
-        Some(duration("policy.window_cap.window_s", w.window_s)?)
-    } else {
-        None
-    };
-    let c = &p.capacity_floor;
-    if c.enabled {
-        gates.push(Gate::CapacityFloor {
-            min_serving: c.min_serving_workers,
-            exits: exits(c.exit_on_pressure, c.exit_on_hard_ceiling),
-        });
-    }
-    let lease_ttl = if p.lease.enabled {
-        positive("policy.lease.ttl_s", p.lease.ttl_s)?;
-        gates.push(Gate::Lease {
-            exits: exits(p.lease.exit_on_pressure, p.lease.exit_on_hard_ceiling),
-        });
-        Some(duration("policy.lease.ttl_s", p.lease.ttl_s)?)
-    } else {
-        None
-    };
-    let pipeline = Pipeline {
-        gates,
+/// The gate pipeline: every gate the table turns on, in pipeline order
+/// (`policy::gates::from_raw`; each gate reads its own keys).
+fn gates(p: &RawPolicy) -> Result<Pipeline, (String, String)> {
+    Ok(Pipeline {
+        gates: crate::policy::gates::from_raw(p)?,
         min_headroom_mb: p.min_headroom_mb,
-    };
-    Ok((pipeline, lease_ttl, bucket, window))
+    })
 }
 
 fn spread(s: SpreadKind) -> crate::policy::trigger::Spread {
