@@ -12,6 +12,8 @@ use serde::ser::SerializeMap;
 pub struct RecycleRecord {
     pub t: SimTime,
     pub instance: u32,
+    /// The worker's age (since its fork) when it was let go.
+    pub age: SimTime,
     pub requests: u64,
     /// RSS over the worker's own jittered limit when it was let go.
     pub margin_mb: f64,
@@ -49,6 +51,8 @@ pub struct Metrics {
     pub holds: [[u64; MAX_HOLDS]; GateKind::COUNT],
     /// Workers the master SIGKILLed over the evil RSS limit.
     pub evil_kills: u64,
+    /// Requests in flight on those workers, reset by the kill.
+    pub evil_kill_requests: u64,
     pub oom_kills: u64,
     pub drain_kills: u64,
     pub max_rss_mb: f64,
@@ -118,6 +122,10 @@ pub struct Summary {
     /// are the same for every scenario).
     #[serde(skip)]
     pub surge: Option<SurgeTotals>,
+    /// Requests the evil RSS kills reset, when the scenario has that
+    /// trigger: in `summary.json` only then (like the surges).
+    #[serde(skip)]
+    pub evil_kill_requests: Option<u64>,
 }
 
 /// One counter of `summary.json` that a gate or trigger keeps.
@@ -323,6 +331,7 @@ impl Metrics {
             wait_fraction: (self.waits > 0).then(|| self.waited as f64 / self.waits as f64),
             events_processed: self.events,
             surge: None,
+            evil_kill_requests: None,
         }
     }
 }
@@ -363,6 +372,8 @@ impl Summary {
             surge_episodes: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             surge_episode_s: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            evil_kill_requests: Option<u64>,
             model_version: u32,
             fleetsim_version: &'static str,
         }
@@ -370,6 +381,7 @@ impl Summary {
             summary: self,
             surge_episodes: self.surge.map(|s| s.episodes),
             surge_episode_s: self.surge.map(|s| s.episode_s),
+            evil_kill_requests: self.evil_kill_requests,
             model_version: crate::MODEL_VERSION,
             fleetsim_version: crate::VERSION,
         };

@@ -9,7 +9,7 @@
 //! | request count + jitter | gunicorn `max_requests(_jitter)`, uWSGI `max-requests(-delta)`, unicorn-worker-killer, PHP-FPM `pm.max_requests` | after each request |
 //! | lifetime + jitter | uWSGI `max-worker-lifetime(-delta)`, puma rolling restarts with splay | at its deadline |
 //! | instance memory over a fraction | puma_worker_killer `percent_usage` (largest worker) | every `frequency_s` per instance |
-//! | hard RSS kill by the master | uWSGI `evil-reload-on-rss` (SIGKILL, no drain, no gates) | at each sample |
+//! | hard RSS kill by the master | uWSGI `evil-reload-on-rss` (SIGKILL, no drain, no gates, kills what is in flight) | on its own per-worker timer (`collector_interval_s`, 3 s) |
 
 use crate::engine::SimTime;
 
@@ -111,8 +111,18 @@ pub struct Drift {
 }
 
 impl Drift {
+    /// This worker's drift limit, from a uniform draw `u` in [0, 1), as
+    /// Leakless draws it (`calculateEffectiveDriftLimit` in
+    /// `packages/runtime/src/Leakless.php`): a whole number of MB
+    /// `mt_rand(-j, j)` added to the limit, `j = round(max_drift_mb *
+    /// jitter_fraction)`, and never below 1 MB.
     pub fn limit(&self, u: f64) -> f64 {
-        self.max_drift_mb * (1.0 + self.jitter_fraction * (2.0 * u - 1.0))
+        let j = (self.max_drift_mb * self.jitter_fraction).round();
+        if j <= 0.0 {
+            return self.max_drift_mb;
+        }
+        let k = (u * (2.0 * j + 1.0)).floor().min(2.0 * j) - j;
+        (self.max_drift_mb + k).max(1.0)
     }
 }
 
@@ -147,6 +157,17 @@ pub struct InstanceMemory {
     pub frequency: SimTime,
 }
 
+/// uWSGI `evil-reload-on-rss`: a memory thread in each worker stores its
+/// RSS every `collector_interval` (`mem_collector` in `core/uwsgi.c`, sleeping
+/// `mem-collector-freq` = 3 s by default, `core/init.c`); the master
+/// SIGKILLs a worker whose stored RSS is at or over `limit_mb`
+/// (`core/master_checks.c`), mid-request or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvilRss {
+    pub limit_mb: f64,
+    pub collector_interval: SimTime,
+}
+
 /// The triggers a policy turns on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Triggers {
@@ -159,7 +180,7 @@ pub struct Triggers {
     pub lifetime: Option<Lifetime>,
     pub instance_memory: Option<InstanceMemory>,
     /// uWSGI `evil-reload-on-rss`: the master SIGKILLs at this RSS.
-    pub evil_rss_mb: Option<f64>,
+    pub evil_rss: Option<EvilRss>,
 }
 
 #[cfg(test)]
@@ -225,8 +246,20 @@ mod tests {
             gc_reclaim_fraction: 0.5,
             consecutive: 5,
         };
-        assert_eq!(d.limit(0.0), 57.6);
-        assert!((d.limit(1.0) - 70.4).abs() < 1e-9);
+        // j = round(6.4) = 6: whole MB from 58 to 70, each of the 13 alike.
+        assert_eq!(d.limit(0.0), 58.0);
+        assert_eq!(d.limit(0.999_999), 70.0);
+        assert_eq!(d.limit(6.5 / 13.0), 64.0);
+        let limits: std::collections::BTreeSet<u64> = (0..1300)
+            .map(|k| d.limit(k as f64 / 1300.0) as u64)
+            .collect();
+        assert_eq!(limits, (58..=70).collect());
+        let tiny = Drift {
+            max_drift_mb: 2.0,
+            jitter_fraction: 1.0,
+            ..d.clone()
+        };
+        assert_eq!(tiny.limit(0.0), 1.0, "never below 1 MB");
         assert_eq!(d.check(60.0, 64.0, 10.0), DriftCheck::Ok);
         assert_eq!(
             d.check(70.0, 64.0, 10.0),

@@ -107,6 +107,7 @@ impl<O: Observer> Sim<'_, O> {
         if spare {
             return worker;
         }
+        self.start_evil_collector(SimTime::ZERO, w, 0);
         if self.agg.is_some() {
             self.age_leaping(&mut worker, w);
         } else if f.warm_start {
@@ -406,6 +407,7 @@ impl<O: Observer> Sim<'_, O> {
             };
             self.q.schedule(t + life, due);
         }
+        self.start_evil_collector(t, w, generation);
         self.oom_check(t, i);
     }
 

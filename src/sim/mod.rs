@@ -8,6 +8,7 @@
 
 mod aggregate;
 mod ahead;
+mod evil;
 mod invariants;
 mod lifecycle;
 mod recycle;
@@ -61,6 +62,11 @@ pub enum Event {
     InstanceCheck {
         instance: u32,
     },
+    /// uWSGI's memory thread reads the worker's RSS; the master kills on it.
+    EvilCheck {
+        worker: u32,
+        generation: u32,
+    },
     Timeline,
     /// Aggregate mode: credit every serving worker's requests of the step.
     Step,
@@ -90,6 +96,7 @@ impl Lane for Event {
             | Event::BootDone { .. }
             | Event::LifetimeDue { .. }
             | Event::InstanceCheck { .. }
+            | Event::EvilCheck { .. }
             | Event::Drained { .. }
             | Event::Timeline => 2,
         }
@@ -309,6 +316,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.on_lifetime_due(t, worker, generation)
             }
             Event::InstanceCheck { instance } => self.on_instance_check(t, instance),
+            Event::EvilCheck { worker, generation } => self.on_evil_check(t, worker, generation),
             Event::Timeline => self.on_timeline(t),
             Event::Step => self.on_step(t),
             Event::Drained { worker, generation } => self.on_drained(t, worker, generation),
@@ -466,6 +474,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.sc.duration,
             self.sc.fleet.workers(),
         );
+        summary.evil_kill_requests = (self.sc.policy.triggers.evil_rss)
+            .as_ref()
+            .map(|_| self.m.evil_kill_requests);
         summary.surge = self.surge.as_ref().map(|s| SurgeTotals {
             episodes: s.episodes().len() as u64,
             episode_s: s.episode_s_within(SimTime::ZERO, end),

@@ -35,17 +35,10 @@ impl<O: Observer> Sim<'_, O> {
         self.sample(t, w);
     }
 
-    /// An RSS sample: the master's evil kill, the RSS trigger, or a trigger
-    /// that asked before and was held.
+    /// An RSS sample: the RSS trigger, or a trigger that asked before and
+    /// was held. (The master's evil kill runs on its own timer: `evil.rs`.)
     pub(super) fn sample(&mut self, t: SimTime, w: u32) {
-        let worker = &self.workers[w as usize];
-        let triggers = &self.sc.policy.triggers;
-        if triggers
-            .evil_rss_mb
-            .is_some_and(|evil| worker.rss_mb >= evil)
-        {
-            self.evil_kill(t, w);
-        } else if self.rss_trigger_fires(w) {
+        if self.rss_trigger_fires(w) {
             self.ask(t, w, Cause::RssLimit);
         } else if let Some(cause) = self.workers[w as usize].wants {
             self.ask(t, w, cause);
@@ -157,17 +150,6 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// uWSGI `evil-reload-on-rss`: SIGKILL from the master, no gates, no drain.
-    fn evil_kill(&mut self, t: SimTime, w: u32) {
-        let i = self.workers[w as usize].instance;
-        self.m.evil_kills += 1;
-        let mut facts = self.kill_facts(t, i, "evil_kill");
-        facts.cause = Some(Cause::EvilRss);
-        self.worker_row(t, w, EventKind::EvilKill, Some(facts));
-        self.kill_in_flight(t, w);
-        self.exit(t, w);
-    }
-
     fn view(&self, t: SimTime, w: u32, since: SimTime) -> View {
         let worker = &self.workers[w as usize];
         let i = worker.instance as usize;
@@ -235,6 +217,7 @@ impl<O: Observer> Sim<'_, O> {
         self.m.recycles.push(RecycleRecord {
             t,
             instance: i,
+            age: t - worker.spawned_at,
             requests: worker.requests,
             margin_mb: worker.rss_mb - worker.limit_mb,
             rss_mb: worker.rss_mb,

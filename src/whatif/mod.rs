@@ -184,7 +184,7 @@ fn forced_churn(sc: &Scenario, rate_per_hour: f64) -> Scenario {
     p.triggers.lifetime = None;
     p.triggers.drift = None;
     p.triggers.instance_memory = None;
-    p.triggers.evil_rss_mb = None;
+    p.triggers.evil_rss = None;
     s
 }
 

@@ -280,13 +280,16 @@ impl Default for RawDrift {
     }
 }
 
-/// uWSGI `evil-reload-on-rss`: the master SIGKILLs a worker at this RSS
-/// (checked at each sample): no drain, no gates.
+/// uWSGI `evil-reload-on-rss`: the master SIGKILLs a worker at this RSS:
+/// no drain, no gates, whatever it is serving. A memory thread in each
+/// worker reads its RSS every `collector_interval_s` (`mem-collector-freq`,
+/// 3 s by default: uWSGI `core/init.c`), and the master kills on that value.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawEvilRss {
     pub enabled: bool,
     pub limit_mb: f64,
+    pub collector_interval_s: f64,
 }
 
 impl Default for RawEvilRss {
@@ -294,6 +297,7 @@ impl Default for RawEvilRss {
         RawEvilRss {
             enabled: false,
             limit_mb: 700.0,
+            collector_interval_s: 3.0,
         }
     }
 }

@@ -200,9 +200,19 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
         None
     };
     let e = &p.evil_rss;
-    let evil_rss_mb = if e.enabled {
+    let evil_rss = if e.enabled {
         positive("policy.evil_rss.limit_mb", e.limit_mb)?;
-        Some(e.limit_mb)
+        positive(
+            "policy.evil_rss.collector_interval_s",
+            e.collector_interval_s,
+        )?;
+        Some(crate::policy::trigger::EvilRss {
+            limit_mb: e.limit_mb,
+            collector_interval: positive_duration(
+                "policy.evil_rss.collector_interval_s",
+                e.collector_interval_s,
+            )?,
+        })
     } else {
         None
     };
@@ -236,6 +246,6 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
         max_requests,
         lifetime,
         instance_memory,
-        evil_rss_mb,
+        evil_rss,
     })
 }
