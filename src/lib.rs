@@ -43,9 +43,12 @@ pub use sim::{Sim, SimError, SimOutput, run_summary};
 /// the presets' code defaults (uWSGI min-worker-lifetime 10 s and mercy
 /// 60 s, puma_worker_killer 0.99 / 10 s / 6 h, unicorn-worker-killer
 /// 1-2 GiB, Granian rss-samples 1, PHP-FPM children started together, no
-/// instance cooldown for Leakless), "no cooldown" presets without the
+/// instance cooldown for Leakless), the memory each one reads (Passenger's
+/// private pages, `rss_measure`; puma_worker_killer's summed RSS,
+/// `instance_memory.measure`), "no cooldown" presets without the
 /// inherited 30 s pressure cooldown, and every `scenario.toml` with the new
-/// `policy.evil_rss.collector_interval_s` key. The seeds' default and its
+/// `policy.evil_rss.collector_interval_s`, `policy.rss_measure` and
+/// `policy.instance_memory.measure` keys. The seeds' default and its
 /// fixed, surges and large-fleet variants give model 3's summaries.
 ///
 /// `tests/model_version.rs` pins a few scenario/seed pairs per mode: an

@@ -40,7 +40,7 @@ const PINNED: [(&str, &[&str], u64, u64); 11] = [
         "scenarios/passenger-rolling.toml",
         &["run.duration_h=12"],
         4,
-        0xe548_027e_e520_f377,
+        0x5c8e_dfe3_f29d_3daa,
     ),
     (
         "scenarios/gunicorn-max-requests.toml",

@@ -196,10 +196,36 @@ fn puma_worker_killer_terms_the_largest_worker_only_over_99_percent() {
     let (s, m, rows) = run(&sc, 1);
     assert!(s.count("recycles_instance_memory") > 0);
     let container = sc.fleet.container_mb;
+    // It reads master + workers' RSS: shared pages once per process, so it
+    // fires with up to shared_mb per worker of the cgroup's headroom left.
+    let per_process = sc.fleet.workers_per_instance as f64 * sc.fleet.shared_mb;
+    let headrooms: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.kind == EventKind::WorkerRecycled)
+        .map(|r| r.decision.unwrap())
+        .filter(|d| d.cause == Some(Cause::InstanceMemory))
+        .map(|d| d.headroom_mb)
+        .collect();
+    assert!(
+        headrooms
+            .iter()
+            .all(|h| *h < 0.01 * container + per_process)
+    );
+    assert!(
+        headrooms.iter().any(|h| *h >= 0.01 * container),
+        "{headrooms:?}"
+    );
+    // Reading the cgroup instead, it fires only with under 1% left.
+    let (_, _, rows) = run(
+        &preset(
+            "puma-worker-killer",
+            &["policy.instance_memory.measure=cgroup"],
+        ),
+        1,
+    );
     for r in rows.iter().filter(|r| r.kind == EventKind::WorkerRecycled) {
         let d = r.decision.unwrap();
         if d.cause == Some(Cause::InstanceMemory) {
-            // The check saw usage over 99%: the headroom before the drain.
             assert!(d.headroom_mb < 0.01 * container, "{}", d.headroom_mb);
         }
     }
@@ -238,6 +264,29 @@ fn unicorn_worker_killer_limits_are_1_to_2_gib_checked_every_16_requests() {
     for r in m.recycles.iter().filter(|r| r.cause == Cause::RssLimit) {
         assert_eq!(r.requests % 16, 0, "{}", r.requests);
     }
+}
+
+/// Passenger compares private dirty + swap with its limit, not RSS: a
+/// worker goes only once its private pages pass 500 MB.
+#[test]
+fn passenger_limits_private_memory_not_rss() {
+    let sc = preset("passenger-rolling", &[]);
+    let shared = sc.fleet.shared_mb;
+    let (s, m, _) = run(&sc, 1);
+    assert!(s.count("recycles_rss_limit") > 0);
+    for r in &m.recycles {
+        assert!(r.rss_mb - shared >= 500.0, "rss {}", r.rss_mb);
+        assert!(r.margin_mb >= 0.0);
+    }
+    // By RSS the same limit lets workers go 135 MB earlier: more recycles.
+    let (s_rss, m_rss, _) = run(&preset("passenger-rolling", &["policy.rss_measure=rss"]), 1);
+    assert!(m_rss.recycles.iter().any(|r| r.rss_mb - shared < 500.0));
+    assert!(
+        s_rss.recycles > 2 * s.recycles,
+        "{} vs {}",
+        s_rss.recycles,
+        s.recycles
+    );
 }
 
 #[test]

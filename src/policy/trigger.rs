@@ -155,6 +155,48 @@ impl Drift {
 pub struct InstanceMemory {
     pub percent_usage: f64,
     pub frequency: SimTime,
+    pub measure: InstanceMeasure,
+}
+
+/// The memory an instance check reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceMeasure {
+    /// The cgroup's usage: master + private pages, shared pages once.
+    Cgroup,
+    /// Master RSS + the sum of the workers' RSS, shared pages once per
+    /// process (puma_worker_killer, `puma_memory.rb` `get_total`): the
+    /// cgroup's usage + `shared_mb` per live worker.
+    SummedRss,
+}
+
+impl InstanceMeasure {
+    /// The measure, from the cgroup usage and the live workers.
+    pub fn of(self, cgroup_mb: f64, live_workers: usize, shared_mb: f64) -> f64 {
+        match self {
+            InstanceMeasure::Cgroup => cgroup_mb,
+            InstanceMeasure::SummedRss => cgroup_mb + live_workers as f64 * shared_mb,
+        }
+    }
+}
+
+/// The per-worker memory the RSS trigger compares with the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RssMeasure {
+    /// Resident set size, shared pages included.
+    Rss,
+    /// Private pages only (RSS - `shared_mb`): Passenger's private dirty +
+    /// swap (`ProcessMetricsCollector.h`), with no swap modelled.
+    Private,
+}
+
+impl RssMeasure {
+    /// What to subtract from RSS to get the measure.
+    pub fn offset_mb(self, shared_mb: f64) -> f64 {
+        match self {
+            RssMeasure::Rss => 0.0,
+            RssMeasure::Private => shared_mb,
+        }
+    }
 }
 
 /// uWSGI `evil-reload-on-rss`: a memory thread in each worker stores its
@@ -175,6 +217,8 @@ pub struct Triggers {
     pub rss_limit: bool,
     /// Samples in a row over the limit before the RSS trigger fires.
     pub rss_consecutive_samples: u32,
+    /// What the RSS trigger reads.
+    pub rss_measure: RssMeasure,
     pub drift: Option<Drift>,
     pub max_requests: Option<MaxRequests>,
     pub lifetime: Option<Lifetime>,

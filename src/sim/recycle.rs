@@ -22,7 +22,7 @@ impl<O: Observer> Sim<'_, O> {
             .sc
             .policy
             .sampling
-            .next_delay(worker.rss_mb, worker.limit_mb);
+            .next_delay(worker.rss_mb - self.measure_offset_mb(), worker.limit_mb);
         if let Some((delay, _near)) = next {
             self.q.schedule(
                 t + delay,
@@ -52,8 +52,9 @@ impl<O: Observer> Sim<'_, O> {
         if !(triggers.rss_limit || self.sc.saturate) {
             return false;
         }
+        let offset = self.measure_offset_mb();
         let worker = &mut self.workers[w as usize];
-        if worker.rss_mb < worker.limit_mb {
+        if worker.rss_mb - offset < worker.limit_mb {
             worker.over_samples = 0;
             return false;
         }
@@ -138,16 +139,27 @@ impl<O: Observer> Sim<'_, O> {
             .expect("trigger on");
         self.q
             .schedule(t + im.frequency, Event::InstanceCheck { instance: i });
-        let usage = self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb);
+        let cgroup = self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb);
+        let ws = self.instance_workers(i);
+        let live = ws
+            .clone()
+            .filter(|&w| self.workers[w as usize].state != WorkerState::Dead)
+            .count();
+        let usage = im.measure.of(cgroup, live, self.sc.fleet.shared_mb);
         if usage <= im.percent_usage * self.sc.fleet.container_mb {
             return;
         }
-        let ws = self.instance_workers(i);
         let asks =
             |w: &crate::fleet::Worker| w.state == WorkerState::Serving && w.successor.is_none();
         if let Some(w) = self.largest_worker(ws, asks) {
             self.ask(t, w, Cause::InstanceMemory);
         }
+    }
+
+    /// RSS minus the RSS trigger's measure (0 for RSS, shared pages for
+    /// private memory): the per-worker limit applies to RSS - this.
+    pub(super) fn measure_offset_mb(&self) -> f64 {
+        (self.sc.policy.triggers.rss_measure).offset_mb(self.sc.fleet.shared_mb)
     }
 
     fn view(&self, t: SimTime, w: u32, since: SimTime) -> View {
@@ -219,7 +231,7 @@ impl<O: Observer> Sim<'_, O> {
             instance: i,
             age: t - worker.spawned_at,
             requests: worker.requests,
-            margin_mb: worker.rss_mb - worker.limit_mb,
+            margin_mb: worker.rss_mb - self.measure_offset_mb() - worker.limit_mb,
             rss_mb: worker.rss_mb,
             pressure: d.pressure,
             cause,

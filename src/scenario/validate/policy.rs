@@ -101,25 +101,31 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
         )?;
     }
     let floor = p.base_limit_mb - p.jitter_mb;
-    if p.rss_trigger && floor <= f.boot_rss_mb {
+    // A forked worker's measure: its boot RSS, or its private part of it.
+    let (born_mb, born) = match p.rss_measure {
+        RssMeasureKind::Rss => (f.boot_rss_mb, "boot RSS"),
+        RssMeasureKind::Private => (f.boot_rss_mb - f.shared_mb, "boot private memory"),
+    };
+    if p.rss_trigger && floor <= born_mb {
         fail(
             "policy.base_limit_mb",
             format!(
-                "the lowest jittered limit ({} - {} = {floor} MB) is not above the boot RSS \
-                 ({} MB): workers would recycle at birth",
-                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb
+                "the lowest jittered limit ({} - {} = {floor} MB) is not above the {born} \
+                 ({born_mb} MB): workers would recycle at birth",
+                p.base_limit_mb, p.jitter_mb
             ),
         )?;
     }
     non_negative("policy.min_runway_mb", p.min_runway_mb)?;
-    let runway = floor - f.boot_rss_mb;
+    let runway = floor - born_mb;
     if p.rss_trigger && runway < p.min_runway_mb {
         fail(
             "policy.min_runway_mb",
             format!(
                 "runway {runway} MB = limit floor {floor} MB (base_limit_mb {} - jitter_mb {}) \
-                 - boot_rss_mb {} is below min_runway_mb {}: workers drawing the floor die young",
-                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb, p.min_runway_mb
+                 - {born} {born_mb} MB is below min_runway_mb {}: workers drawing the floor \
+                 die young",
+                p.base_limit_mb, p.jitter_mb, p.min_runway_mb
             ),
         )?;
     }
@@ -229,6 +235,12 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
         Some(InstanceMemory {
             percent_usage: im.percent_usage,
             frequency: positive_duration("policy.instance_memory.frequency_s", im.frequency_s)?,
+            measure: match im.measure {
+                InstanceMeasureKind::Cgroup => crate::policy::trigger::InstanceMeasure::Cgroup,
+                InstanceMeasureKind::SummedRss => {
+                    crate::policy::trigger::InstanceMeasure::SummedRss
+                }
+            },
         })
     } else {
         None
@@ -242,6 +254,10 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
     Ok(Triggers {
         rss_limit: p.rss_trigger,
         rss_consecutive_samples: p.rss_consecutive_samples,
+        rss_measure: match p.rss_measure {
+            RssMeasureKind::Rss => crate::policy::trigger::RssMeasure::Rss,
+            RssMeasureKind::Private => crate::policy::trigger::RssMeasure::Private,
+        },
         drift,
         max_requests,
         lifetime,
