@@ -37,10 +37,23 @@ pub use sim::{Sim, SimError, SimOutput, run_summary};
 /// the level model of the exact balancer (`leap::LeastOutstanding`) rather
 /// than dealt evenly, and a retry's pick from it rather than round-robin's.
 /// Round-robin and random outputs, and exact mode's, are model 2's.
+/// 4: the real recyclers' presets (issue 16): uWSGI's evil reload on its own
+/// 3 s memory-thread timer (it kills mid-request; `collector_interval_s`, a
+/// new stream `EvilPhase`), Leakless's drift limit jittered by whole MB,
+/// the presets' code defaults (uWSGI min-worker-lifetime 10 s and mercy
+/// 60 s, puma_worker_killer 0.99 / 10 s / 6 h, unicorn-worker-killer
+/// 1-2 GiB, Granian rss-samples 1, PHP-FPM children started together, no
+/// instance cooldown for Leakless), the memory each one reads (Passenger's
+/// private pages, `rss_measure`; puma_worker_killer's summed RSS,
+/// `instance_memory.measure`), "no cooldown" presets without the
+/// inherited 30 s pressure cooldown, and every `scenario.toml` with the new
+/// `policy.evil_rss.collector_interval_s`, `policy.rss_measure` and
+/// `policy.instance_memory.measure` keys. The seeds' default and its
+/// fixed, surges and large-fleet variants give model 3's summaries.
 ///
 /// `tests/model_version.rs` pins a few scenario/seed pairs per mode: an
 /// output change without a bump fails it.
-pub const MODEL_VERSION: u32 = 3;
+pub const MODEL_VERSION: u32 = 4;
 
 /// The crate version, recorded beside `MODEL_VERSION` for the reader (the
 /// refusals compare the model version only: a release that keeps every

@@ -34,7 +34,7 @@ const ROWS: &[Row] = &[
     Row {
         name: "the default (the seeds' fleet, 24 h)",
         sets: &[],
-        fired: |s| s.recycles > 50 && s.retry_ok > 0 && s.holds_lease_held > 0,
+        fired: |s| s.recycles > 50 && s.retry_ok > 0 && s.count("holds_lease_held") > 0,
     },
     Row {
         name: "high rate: 20 rps for 3 h",
@@ -94,8 +94,11 @@ const ROWS: &[Row] = &[
         sets: &["policy.lease.enabled=false", "run.duration_h=12"],
         fired: |s| {
             s.recycles > 20
-                && s.lease_acquired + s.lease_bypass_pressure + s.lease_bypass_hard_ceiling == 0
-                && s.holds_lease_held == 0
+                && s.count("lease_acquired")
+                    + s.count("lease_bypass_pressure")
+                    + s.count("lease_bypass_hard_ceiling")
+                    == 0
+                && s.count("holds_lease_held") == 0
         },
     },
     Row {
@@ -159,9 +162,9 @@ const ROWS: &[Row] = &[
         ],
         fired: |s| {
             s.pressure_recycles > 0
-                && s.lease_bypass_pressure > 0
-                && s.lease_bypass_hard_ceiling > 0
-                && s.holds_cooldown_pressure + s.holds_cooldown > 0
+                && s.count("lease_bypass_pressure") > 0
+                && s.count("lease_bypass_hard_ceiling") > 0
+                && s.count("holds_cooldown_pressure") + s.count("holds_cooldown") > 0
         },
     },
     Row {
@@ -171,7 +174,7 @@ const ROWS: &[Row] = &[
             "policy.defer_max_s=120",
             "run.duration_h=12",
         ],
-        fired: |s| s.holds_busy_deferral > 0 && s.recycles > 0,
+        fired: |s| s.count("holds_busy_deferral") > 0 && s.recycles > 0,
     },
     Row {
         name: "cold start, boot 10 s, no keep-alive",

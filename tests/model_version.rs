@@ -15,10 +15,10 @@ use std::fs;
 use std::path::Path;
 
 /// The model version these digests belong to.
-const PINNED_VERSION: u32 = 3;
+const PINNED_VERSION: u32 = 4;
 
 /// (scenario file or "" for the embedded default, overrides, seed, digest).
-const PINNED: [(&str, &[&str], u64, u64); 9] = [
+const PINNED: [(&str, &[&str], u64, u64); 11] = [
     ("", &[], 1, 0xff4c_ed72_0cfb_ec32),
     ("", &["engine.mode=aggregate"], 1, 0x4365_4b37_cc37_008d),
     (
@@ -40,7 +40,7 @@ const PINNED: [(&str, &[&str], u64, u64); 9] = [
         "scenarios/passenger-rolling.toml",
         &["run.duration_h=12"],
         4,
-        0xe548_027e_e520_f377,
+        0x5c8e_dfe3_f29d_3daa,
     ),
     (
         "scenarios/gunicorn-max-requests.toml",
@@ -59,6 +59,18 @@ const PINNED: [(&str, &[&str], u64, u64); 9] = [
         &["engine.mode=aggregate"],
         2,
         0xd01c_6c57_4100_a77c,
+    ),
+    (
+        "scenarios/uwsgi-reload-on-rss.toml",
+        &["policy.evil_rss.limit_mb=450", "run.duration_h=6"],
+        2,
+        0x349b_5b4d_0c42_3ef2,
+    ),
+    (
+        "scenarios/leakless.toml",
+        &["run.duration_h=12"],
+        1,
+        0x3db5_ed05_25fb_f28f,
     ),
     (
         "scenarios/large-fleet.toml",

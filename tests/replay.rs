@@ -198,22 +198,19 @@ fn check_against_summary(r: &Regime, s: &Summary, sets: &[&str]) {
         "{sets:?}"
     );
     let b = &r.bypasses;
-    assert_eq!(b.acquired as u64, s.lease_acquired, "{sets:?}");
-    assert_eq!(b.exit_pressure as u64, s.lease_bypass_pressure, "{sets:?}");
+    assert_eq!(b.acquired as u64, s.count("lease_acquired"), "{sets:?}");
     assert_eq!(
-        b.exit_hard_ceiling as u64, s.lease_bypass_hard_ceiling,
+        b.exit_pressure as u64,
+        s.count("lease_bypass_pressure"),
+        "{sets:?}"
+    );
+    assert_eq!(
+        b.exit_hard_ceiling as u64,
+        s.count("lease_bypass_hard_ceiling"),
         "{sets:?}"
     );
     let holds: usize = b.holds.iter().map(|h| h.count).sum();
-    let summary_holds = s.holds_cooldown
-        + s.holds_cooldown_pressure
-        + s.holds_cooldown_ceiling
-        + s.holds_too_young
-        + s.holds_busy_deferral
-        + s.holds_bucket_empty
-        + s.holds_window_full
-        + s.holds_below_floor
-        + s.holds_lease_held;
+    let summary_holds = s.counters.holds_total();
     assert_eq!(holds as u64, summary_holds, "{sets:?}");
     assert_eq!(r.canary.retry_ok as u64, s.retry_ok);
     assert_eq!(r.canary.fetch_failed as u64, s.fetch_failed);

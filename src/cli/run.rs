@@ -247,17 +247,19 @@ fn print_table(s: &Summary) {
             "lease",
             format!(
                 "{} acquired, {} bypass pressure, {} bypass hard ceiling",
-                s.lease_acquired, s.lease_bypass_pressure, s.lease_bypass_hard_ceiling
+                s.count("lease_acquired"),
+                s.count("lease_bypass_pressure"),
+                s.count("lease_bypass_hard_ceiling")
             ),
         ),
         (
             "holds",
             format!(
                 "{} cooldown, {} pressure cooldown, {} busy, {} lease",
-                s.holds_cooldown,
-                s.holds_cooldown_pressure,
-                s.holds_busy_deferral,
-                s.holds_lease_held
+                s.count("holds_cooldown"),
+                s.count("holds_cooldown_pressure"),
+                s.count("holds_busy_deferral"),
+                s.count("holds_lease_held")
             ),
         ),
         ("pressure recycles", s.pressure_recycles.to_string()),

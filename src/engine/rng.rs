@@ -26,6 +26,8 @@ pub enum Stream {
     Sampler = 11,
     /// The fleet's memory-surge schedule (`fleet::surge`), drawn once per run.
     Surge = 12,
+    /// The phase of a generation-0 worker's evil-RSS memory thread.
+    EvilPhase = 13,
 }
 
 /// The generator every stream uses.

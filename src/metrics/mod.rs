@@ -11,5 +11,7 @@ pub use histogram::LogHistogram;
 pub use rows::{
     EventKind, EventRow, LeaseOutcome, NullObserver, Observer, TimelineRow, WorkerSample,
 };
-pub use summary::{Metrics, RecycleRecord, Summary, SurgeTotals, quantile_sorted};
+pub use summary::{
+    Counter, Counters, Metrics, RecycleRecord, Summary, SurgeTotals, quantile_sorted,
+};
 pub use writers::{CsvObserver, WORKERS_CSV_MAX, WorkersCsv};

@@ -2,14 +2,18 @@
 
 use super::histogram::LogHistogram;
 use crate::engine::time::SimTime;
+use crate::policy::gates::MAX_HOLDS;
 use crate::policy::{Cause, GateKind, Hold, Pass, Passes};
 use serde::Serialize;
+use serde::ser::SerializeMap;
 
 /// One recycle, kept for the lifetime and margin statistics (few per hour).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RecycleRecord {
     pub t: SimTime,
     pub instance: u32,
+    /// The worker's age (since its fork) when it was let go.
+    pub age: SimTime,
     pub requests: u64,
     /// RSS over the worker's own jittered limit when it was let go.
     pub margin_mb: f64,
@@ -43,9 +47,12 @@ pub struct Metrics {
     pub waited: u64,
     pub latency_us: LogHistogram,
     pub recycles: Vec<RecycleRecord>,
-    pub holds: [u64; Hold::ALL.len()],
+    /// Holds by gate and the gate's hold index.
+    pub holds: [[u64; MAX_HOLDS]; GateKind::COUNT],
     /// Workers the master SIGKILLed over the evil RSS limit.
     pub evil_kills: u64,
+    /// Requests in flight on those workers, reset by the kill.
+    pub evil_kill_requests: u64,
     pub oom_kills: u64,
     pub drain_kills: u64,
     pub max_rss_mb: f64,
@@ -61,11 +68,11 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn hold(&mut self, h: Hold) {
-        self.holds[h as usize] += 1;
+        self.holds[h.gate as usize][h.index()] += 1;
     }
 
     pub fn holds_of(&self, h: Hold) -> u64 {
-        self.holds[h as usize]
+        self.holds[h.gate as usize][h.index()]
     }
 }
 
@@ -87,29 +94,9 @@ pub struct Summary {
     pub recycles_low_margin_fraction: Option<f64>,
     pub recycles_young_fraction: Option<f64>,
     pub pressure_recycles: u64,
-    pub lease_acquired: u64,
-    pub lease_bypass_pressure: u64,
-    pub lease_bypass_hard_ceiling: u64,
-    pub bucket_bypass_pressure: u64,
-    pub bucket_bypass_hard_ceiling: u64,
-    pub window_bypass_pressure: u64,
-    pub window_bypass_hard_ceiling: u64,
-    pub floor_bypass_pressure: u64,
-    pub floor_bypass_hard_ceiling: u64,
-    pub holds_cooldown: u64,
-    pub holds_cooldown_pressure: u64,
-    pub holds_cooldown_ceiling: u64,
-    pub holds_too_young: u64,
-    pub holds_busy_deferral: u64,
-    pub holds_bucket_empty: u64,
-    pub holds_window_full: u64,
-    pub holds_below_floor: u64,
-    pub holds_lease_held: u64,
-    pub recycles_rss_limit: u64,
-    pub recycles_drift: u64,
-    pub recycles_max_requests: u64,
-    pub recycles_lifetime: u64,
-    pub recycles_instance_memory: u64,
+    /// Per gate and per trigger, built from their lists: see `Counters`.
+    #[serde(flatten)]
+    pub counters: Counters,
     pub evil_kills: u64,
     pub max_rss_mb: f64,
     pub max_overshoot_mb: f64,
@@ -135,6 +122,105 @@ pub struct Summary {
     /// are the same for every scenario).
     #[serde(skip)]
     pub surge: Option<SurgeTotals>,
+    /// Requests the evil RSS kills reset, when the scenario has that
+    /// trigger: in `summary.json` only then (like the surges).
+    #[serde(skip)]
+    pub evil_kill_requests: Option<u64>,
+}
+
+/// One counter of `summary.json` that a gate or trigger keeps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Counter {
+    /// Recycles that passed a gate this way (`Rule::COUNTED`: its key).
+    Passed(GateKind, Pass, &'static str),
+    /// Holds by one gate's branch (`holds_<label>`).
+    Held(Hold),
+    /// Recycles a trigger asked for (`recycles_<label>`).
+    Caused(Cause),
+}
+
+impl Counter {
+    pub fn key(&self) -> String {
+        match self {
+            Counter::Passed(_, _, key) => key.to_string(),
+            Counter::Held(h) => format!("holds_{}", h.label()),
+            Counter::Caused(c) => format!("recycles_{}", c.label()),
+        }
+    }
+
+    /// Every counter, in `summary.json` order: the gates' pass counters
+    /// (the lease's first), every hold in pipeline order, then recycles by
+    /// trigger. Derived from the gate and trigger lists, never by hand.
+    pub fn all() -> impl Iterator<Item = Counter> {
+        let passed = GateKind::counter_order().flat_map(|g| {
+            g.counted()
+                .iter()
+                .map(move |(p, key)| Counter::Passed(g, *p, key))
+        });
+        let causes = Cause::ALL.into_iter().filter(|c| c.is_recycle());
+        passed
+            .chain(Hold::all().map(Counter::Held))
+            .chain(causes.map(Counter::Caused))
+    }
+}
+
+/// The gate and trigger counters of a run, in `Counter::all` order;
+/// flattened into `summary.json`, one key each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counters(Vec<(Counter, u64)>);
+
+impl Serialize for Counters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (c, n) in &self.0 {
+            map.serialize_entry(&c.key(), n)?;
+        }
+        map.end()
+    }
+}
+
+impl Counters {
+    pub fn iter(&self) -> impl Iterator<Item = (Counter, u64)> + '_ {
+        self.0.iter().copied()
+    }
+
+    fn find(&self, pred: impl Fn(&Counter) -> bool) -> u64 {
+        self.0.iter().find(|(c, _)| pred(c)).map_or(0, |(_, n)| *n)
+    }
+
+    /// Recycles that passed gate `g` as `p` (0 for a pass it does not count).
+    pub fn passed(&self, g: GateKind, p: Pass) -> u64 {
+        self.find(|c| matches!(c, Counter::Passed(k, q, _) if *k == g && *q == p))
+    }
+
+    pub fn holds(&self, h: Hold) -> u64 {
+        self.find(|c| *c == Counter::Held(h))
+    }
+
+    pub fn caused(&self, cause: Cause) -> u64 {
+        self.find(|c| *c == Counter::Caused(cause))
+    }
+
+    /// Every hold, whichever gate held.
+    pub fn holds_total(&self) -> u64 {
+        self.iter()
+            .filter(|(c, _)| matches!(c, Counter::Held(_)))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Recycles that went through any gate by an emergency exit.
+    pub fn exits(&self) -> u64 {
+        self.iter()
+            .filter(|(c, _)| matches!(c, Counter::Passed(_, p, _) if *p != Pass::Open))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// A counter by its `summary.json` key.
+    pub fn get(&self, key: &str) -> Option<u64> {
+        self.iter().find(|(c, _)| c.key() == key).map(|(_, n)| n)
+    }
 }
 
 /// The memory surges of a run (`fleet::surge`).
@@ -175,6 +261,22 @@ pub fn peak_hour(times: &[SimTime]) -> u64 {
 }
 
 impl Metrics {
+    /// The gate and trigger counters, from the recycles and the holds.
+    pub fn counters(&self) -> Counters {
+        let count = |c: &Counter| match *c {
+            Counter::Passed(g, p, _) => self
+                .recycles
+                .iter()
+                .filter(|r| r.passes.of(g) == Some(p))
+                .count() as u64,
+            Counter::Held(h) => self.holds_of(h),
+            Counter::Caused(cause) => {
+                self.recycles.iter().filter(|r| r.cause == cause).count() as u64
+            }
+        };
+        Counters(Counter::all().map(|c| (c, count(&c))).collect())
+    }
+
     pub fn summary(&self, scenario: &str, seed: u64, duration: SimTime, workers: usize) -> Summary {
         let hours = duration.as_secs_f64() / 3600.0;
         let n = self.recycles.len();
@@ -183,13 +285,6 @@ impl Metrics {
         let frac = |pred: &dyn Fn(&RecycleRecord) -> bool| {
             (n > 0).then(|| self.recycles.iter().filter(|r| pred(r)).count() as f64 / n as f64)
         };
-        let passed = |g: GateKind, p: Pass| {
-            self.recycles
-                .iter()
-                .filter(|r| r.passes.of(g) == Some(p))
-                .count() as u64
-        };
-        let caused = |c: Cause| self.recycles.iter().filter(|r| r.cause == c).count() as u64;
         let times: Vec<SimTime> = self.recycles.iter().map(|r| r.t).collect();
         let total_worker_us = workers as f64 * duration.0 as f64;
         Summary {
@@ -208,29 +303,7 @@ impl Metrics {
             recycles_low_margin_fraction: frac(&|r| r.margin_mb < LOW_MARGIN_MB),
             recycles_young_fraction: frac(&|r| r.requests < YOUNG_REQUESTS),
             pressure_recycles: self.recycles.iter().filter(|r| r.pressure).count() as u64,
-            lease_acquired: passed(GateKind::Lease, Pass::Open),
-            lease_bypass_pressure: passed(GateKind::Lease, Pass::ExitPressure),
-            lease_bypass_hard_ceiling: passed(GateKind::Lease, Pass::ExitHardCeiling),
-            bucket_bypass_pressure: passed(GateKind::TokenBucket, Pass::ExitPressure),
-            bucket_bypass_hard_ceiling: passed(GateKind::TokenBucket, Pass::ExitHardCeiling),
-            window_bypass_pressure: passed(GateKind::WindowCap, Pass::ExitPressure),
-            window_bypass_hard_ceiling: passed(GateKind::WindowCap, Pass::ExitHardCeiling),
-            floor_bypass_pressure: passed(GateKind::CapacityFloor, Pass::ExitPressure),
-            floor_bypass_hard_ceiling: passed(GateKind::CapacityFloor, Pass::ExitHardCeiling),
-            holds_cooldown: self.holds_of(Hold::Cooldown),
-            holds_cooldown_pressure: self.holds_of(Hold::CooldownPressure),
-            holds_cooldown_ceiling: self.holds_of(Hold::CooldownCeiling),
-            holds_too_young: self.holds_of(Hold::TooYoung),
-            holds_busy_deferral: self.holds_of(Hold::BusyDeferral),
-            holds_bucket_empty: self.holds_of(Hold::BucketEmpty),
-            holds_window_full: self.holds_of(Hold::WindowFull),
-            holds_below_floor: self.holds_of(Hold::BelowFloor),
-            holds_lease_held: self.holds_of(Hold::LeaseHeld),
-            recycles_rss_limit: caused(Cause::RssLimit),
-            recycles_drift: caused(Cause::Drift),
-            recycles_max_requests: caused(Cause::MaxRequests),
-            recycles_lifetime: caused(Cause::Lifetime),
-            recycles_instance_memory: caused(Cause::InstanceMemory),
+            counters: self.counters(),
             evil_kills: self.evil_kills,
             max_rss_mb: self.max_rss_mb,
             max_overshoot_mb: self.max_overshoot_mb,
@@ -258,11 +331,23 @@ impl Metrics {
             wait_fraction: (self.waits > 0).then(|| self.waited as f64 / self.waits as f64),
             events_processed: self.events,
             surge: None,
+            evil_kill_requests: None,
         }
     }
 }
 
 impl Summary {
+    /// A gate or trigger counter by its `summary.json` key (`holds_cooldown`,
+    /// `lease_bypass_pressure`, `recycles_drift`...).
+    ///
+    /// # Panics
+    /// On a key no gate or trigger keeps: a caller's typo, not input.
+    pub fn count(&self, key: &str) -> u64 {
+        self.counters
+            .get(key)
+            .unwrap_or_else(|| panic!("no counter `{key}` in summary.json"))
+    }
+
     /// Every numeric metric by its `summary.json` name, in field order;
     /// `None` values (no recycles, no latency) are NaN.
     pub fn metrics(&self) -> Vec<(String, f64)> {
@@ -287,6 +372,8 @@ impl Summary {
             surge_episodes: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             surge_episode_s: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            evil_kill_requests: Option<u64>,
             model_version: u32,
             fleetsim_version: &'static str,
         }
@@ -294,6 +381,7 @@ impl Summary {
             summary: self,
             surge_episodes: self.surge.map(|s| s.episodes),
             surge_episode_s: self.surge.map(|s| s.episode_s),
+            evil_kill_requests: self.evil_kill_requests,
             model_version: crate::MODEL_VERSION,
             fleetsim_version: crate::VERSION,
         };

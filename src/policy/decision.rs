@@ -3,49 +3,35 @@
 //! names its gate: the seeds lost a day to one label that covered two
 //! bypasses.
 
-use super::gate::GateKind;
+use super::gates::GateKind;
 
-/// Why a recycle that was asked for did not happen (yet).
+/// Why a recycle that was asked for did not happen (yet): a gate and
+/// one of its hold labels (`GateKind::holds`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Hold {
-    Cooldown,
-    CooldownPressure,
-    /// Inside the pressure cooldown that the ceiling escalation applies.
-    CooldownCeiling,
-    /// The worker is younger than the minimum lifetime.
-    TooYoung,
-    BusyDeferral,
-    BucketEmpty,
-    WindowFull,
-    BelowFloor,
-    LeaseHeld,
+pub struct Hold {
+    pub gate: GateKind,
+    index: u8,
 }
 
 impl Hold {
-    pub const ALL: [Hold; 9] = [
-        Hold::Cooldown,
-        Hold::CooldownPressure,
-        Hold::CooldownCeiling,
-        Hold::TooYoung,
-        Hold::BusyDeferral,
-        Hold::BucketEmpty,
-        Hold::WindowFull,
-        Hold::BelowFloor,
-        Hold::LeaseHeld,
-    ];
+    /// The gate's `index`-th hold; a gate names its holds as constants.
+    pub const fn new(gate: GateKind, index: u8) -> Hold {
+        Hold { gate, index }
+    }
+
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
 
     pub fn label(self) -> &'static str {
-        match self {
-            Hold::Cooldown => "cooldown",
-            Hold::CooldownPressure => "cooldown_pressure",
-            Hold::CooldownCeiling => "cooldown_ceiling",
-            Hold::TooYoung => "too_young",
-            Hold::BusyDeferral => "busy_deferral",
-            Hold::BucketEmpty => "bucket_empty",
-            Hold::WindowFull => "window_full",
-            Hold::BelowFloor => "below_floor",
-            Hold::LeaseHeld => "lease_held",
-        }
+        self.gate.holds()[self.index as usize]
+    }
+
+    /// Every hold of every gate, in pipeline order.
+    pub fn all() -> impl Iterator<Item = Hold> {
+        GateKind::ALL
+            .into_iter()
+            .flat_map(|g| (0..g.holds().len()).map(move |i| Hold::new(g, i as u8)))
     }
 }
 
@@ -63,21 +49,21 @@ pub enum Pass {
 /// The gates a worker passed, in order, without allocating.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Passes {
-    items: [(GateKind, Pass); GateKind::ALL.len()],
+    items: [(GateKind, Pass); GateKind::COUNT],
     len: u8,
 }
 
 impl Default for Passes {
     fn default() -> Self {
         Passes {
-            items: [(GateKind::Cooldown, Pass::Open); GateKind::ALL.len()],
+            items: [(GateKind::Cooldown, Pass::Open); GateKind::COUNT],
             len: 0,
         }
     }
 }
 
 impl Passes {
-    pub(super) fn push(&mut self, g: GateKind, p: Pass) {
+    pub(crate) fn push(&mut self, g: GateKind, p: Pass) {
         self.items[self.len as usize] = (g, p);
         self.len += 1;
     }
@@ -103,26 +89,7 @@ impl Passes {
 }
 
 fn pass_label(g: GateKind, p: Pass) -> Option<&'static str> {
-    use GateKind as G;
-    use Pass as P;
-    Some(match (g, p) {
-        (G::Cooldown | G::MinAge | G::BusyDeferral, P::Open) => return None,
-        (G::Cooldown | G::MinAge, _) => unreachable!("cooldowns have no exits"),
-        (G::BusyDeferral, _) => unreachable!("busy deferral skips, it has no exits"),
-        // The lease keeps the seeds' labels.
-        (G::Lease, P::Open) => "lease_acquired",
-        (G::Lease, P::ExitPressure) => "bypass_pressure",
-        (G::Lease, P::ExitHardCeiling) => "bypass_hard_ceiling",
-        (G::TokenBucket, P::Open) => "bucket_token",
-        (G::TokenBucket, P::ExitPressure) => "bucket_bypass_pressure",
-        (G::TokenBucket, P::ExitHardCeiling) => "bucket_bypass_hard_ceiling",
-        (G::WindowCap, P::Open) => "window_ok",
-        (G::WindowCap, P::ExitPressure) => "window_bypass_pressure",
-        (G::WindowCap, P::ExitHardCeiling) => "window_bypass_hard_ceiling",
-        (G::CapacityFloor, P::Open) => "floor_ok",
-        (G::CapacityFloor, P::ExitPressure) => "floor_bypass_pressure",
-        (G::CapacityFloor, P::ExitHardCeiling) => "floor_bypass_hard_ceiling",
-    })
+    g.pass_label(p)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

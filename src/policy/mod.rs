@@ -4,7 +4,7 @@
 //! - **triggers** (`trigger.rs`): what makes a worker want to go (RSS over
 //!   its jittered limit, drift over its own baseline, request count,
 //!   lifetime, instance memory, the master's hard RSS kill);
-//! - **gates** (`gate.rs`): what may hold it (cooldown, busy deferral, fleet
+//! - **gates** (`gates/`, one file each): what may hold it (cooldown, busy deferral, fleet
 //!   lease, token bucket, trailing-window cap, capacity floor), each with the
 //!   same configurable emergency exits (pressure, hard ceiling);
 //! - **escalations**: the pressure cooldown, the ceiling-overshoot
@@ -15,11 +15,13 @@
 //! or draws random numbers.
 
 pub mod decision;
-pub mod gate;
+pub mod gates;
 pub mod sampling;
 pub mod trigger;
 
-pub use gate::{Decision, Exits, Gate, GateKind, Hold, Pass, Passes, Pipeline, Verdict, View};
+pub use gates::{
+    Decision, Exits, Gate, GateKind, Hold, Pass, Passes, Pipeline, States, Verdict, View,
+};
 pub use sampling::Sampling;
 
 /// How capacity is handed over when a worker recycles.

@@ -9,40 +9,47 @@
 //! | request count + jitter | gunicorn `max_requests(_jitter)`, uWSGI `max-requests(-delta)`, unicorn-worker-killer, PHP-FPM `pm.max_requests` | after each request |
 //! | lifetime + jitter | uWSGI `max-worker-lifetime(-delta)`, puma rolling restarts with splay | at its deadline |
 //! | instance memory over a fraction | puma_worker_killer `percent_usage` (largest worker) | every `frequency_s` per instance |
-//! | hard RSS kill by the master | uWSGI `evil-reload-on-rss` (SIGKILL, no drain, no gates) | at each sample |
+//! | hard RSS kill by the master | uWSGI `evil-reload-on-rss` (SIGKILL, no drain, no gates, kills what is in flight) | on its own per-worker timer (`collector_interval_s`, 3 s) |
 
 use crate::engine::SimTime;
 
-/// Which trigger made a worker ask (the `trigger` column).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Cause {
-    RssLimit,
-    Drift,
-    MaxRequests,
-    Lifetime,
-    InstanceMemory,
-    EvilRss,
+macro_rules! causes {
+    ($($(#[$doc:meta])* $variant:ident => $label:literal,)*) => {
+        /// Which trigger made a worker ask (the `trigger` column).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Cause {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Cause {
+            /// Every trigger, derived from the one list below.
+            pub const ALL: [Cause; [$(Cause::$variant,)*].len()] = [$(Cause::$variant,)*];
+
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(Cause::$variant => $label,)*
+                }
+            }
+        }
+    };
+}
+
+// One line per trigger: its variant and its `trigger` column label.
+causes! {
+    RssLimit => "rss_limit",
+    Drift => "drift",
+    MaxRequests => "max_requests",
+    Lifetime => "lifetime",
+    InstanceMemory => "instance_memory",
+    /// The master's SIGKILL: a kill, not a recycle (`evil_kills`).
+    EvilRss => "evil_rss",
 }
 
 impl Cause {
-    pub const ALL: [Cause; 6] = [
-        Cause::RssLimit,
-        Cause::Drift,
-        Cause::MaxRequests,
-        Cause::Lifetime,
-        Cause::InstanceMemory,
-        Cause::EvilRss,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Cause::RssLimit => "rss_limit",
-            Cause::Drift => "drift",
-            Cause::MaxRequests => "max_requests",
-            Cause::Lifetime => "lifetime",
-            Cause::InstanceMemory => "instance_memory",
-            Cause::EvilRss => "evil_rss",
-        }
+    /// Whether the trigger asks the gates for a graceful recycle (and so
+    /// has a `recycles_<label>` counter); the evil kill asks nobody.
+    pub fn is_recycle(self) -> bool {
+        self != Cause::EvilRss
     }
 }
 
@@ -104,8 +111,18 @@ pub struct Drift {
 }
 
 impl Drift {
+    /// This worker's drift limit, from a uniform draw `u` in [0, 1), as
+    /// Leakless draws it (`calculateEffectiveDriftLimit` in
+    /// `packages/runtime/src/Leakless.php`): a whole number of MB
+    /// `mt_rand(-j, j)` added to the limit, `j = round(max_drift_mb *
+    /// jitter_fraction)`, and never below 1 MB.
     pub fn limit(&self, u: f64) -> f64 {
-        self.max_drift_mb * (1.0 + self.jitter_fraction * (2.0 * u - 1.0))
+        let j = (self.max_drift_mb * self.jitter_fraction).round();
+        if j <= 0.0 {
+            return self.max_drift_mb;
+        }
+        let k = (u * (2.0 * j + 1.0)).floor().min(2.0 * j) - j;
+        (self.max_drift_mb + k).max(1.0)
     }
 }
 
@@ -138,6 +155,59 @@ impl Drift {
 pub struct InstanceMemory {
     pub percent_usage: f64,
     pub frequency: SimTime,
+    pub measure: InstanceMeasure,
+}
+
+/// The memory an instance check reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceMeasure {
+    /// The cgroup's usage: master + private pages, shared pages once.
+    Cgroup,
+    /// Master RSS + the sum of the workers' RSS, shared pages once per
+    /// process (puma_worker_killer, `puma_memory.rb` `get_total`): the
+    /// cgroup's usage + `shared_mb` per live worker.
+    SummedRss,
+}
+
+impl InstanceMeasure {
+    /// The measure, from the cgroup usage and the live workers.
+    pub fn of(self, cgroup_mb: f64, live_workers: usize, shared_mb: f64) -> f64 {
+        match self {
+            InstanceMeasure::Cgroup => cgroup_mb,
+            InstanceMeasure::SummedRss => cgroup_mb + live_workers as f64 * shared_mb,
+        }
+    }
+}
+
+/// The per-worker memory the RSS trigger compares with the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RssMeasure {
+    /// Resident set size, shared pages included.
+    Rss,
+    /// Private pages only (RSS - `shared_mb`): Passenger's private dirty +
+    /// swap (`ProcessMetricsCollector.h`), with no swap modelled.
+    Private,
+}
+
+impl RssMeasure {
+    /// What to subtract from RSS to get the measure.
+    pub fn offset_mb(self, shared_mb: f64) -> f64 {
+        match self {
+            RssMeasure::Rss => 0.0,
+            RssMeasure::Private => shared_mb,
+        }
+    }
+}
+
+/// uWSGI `evil-reload-on-rss`: a memory thread in each worker stores its
+/// RSS every `collector_interval` (`mem_collector` in `core/uwsgi.c`, sleeping
+/// `mem-collector-freq` = 3 s by default, `core/init.c`); the master
+/// SIGKILLs a worker whose stored RSS is at or over `limit_mb`
+/// (`core/master_checks.c`), mid-request or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvilRss {
+    pub limit_mb: f64,
+    pub collector_interval: SimTime,
 }
 
 /// The triggers a policy turns on.
@@ -147,17 +217,38 @@ pub struct Triggers {
     pub rss_limit: bool,
     /// Samples in a row over the limit before the RSS trigger fires.
     pub rss_consecutive_samples: u32,
+    /// What the RSS trigger reads.
+    pub rss_measure: RssMeasure,
     pub drift: Option<Drift>,
     pub max_requests: Option<MaxRequests>,
     pub lifetime: Option<Lifetime>,
     pub instance_memory: Option<InstanceMemory>,
     /// uWSGI `evil-reload-on-rss`: the master SIGKILLs at this RSS.
-    pub evil_rss_mb: Option<f64>,
+    pub evil_rss: Option<EvilRss>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_cause_is_listed_once() {
+        // An exhaustive match: a new trigger fails to compile here until
+        // it gets its position, which must be its place in `ALL`.
+        let position = |c: Cause| match c {
+            Cause::RssLimit => 0,
+            Cause::Drift => 1,
+            Cause::MaxRequests => 2,
+            Cause::Lifetime => 3,
+            Cause::InstanceMemory => 4,
+            Cause::EvilRss => 5,
+        };
+        let labels: std::collections::BTreeSet<_> = Cause::ALL.iter().map(|c| c.label()).collect();
+        assert_eq!(labels.len(), Cause::ALL.len());
+        for (i, c) in Cause::ALL.into_iter().enumerate() {
+            assert_eq!(position(c), i, "{c:?}");
+        }
+    }
 
     #[test]
     fn request_limits_spread_as_the_real_systems_do() {
@@ -199,8 +290,20 @@ mod tests {
             gc_reclaim_fraction: 0.5,
             consecutive: 5,
         };
-        assert_eq!(d.limit(0.0), 57.6);
-        assert!((d.limit(1.0) - 70.4).abs() < 1e-9);
+        // j = round(6.4) = 6: whole MB from 58 to 70, each of the 13 alike.
+        assert_eq!(d.limit(0.0), 58.0);
+        assert_eq!(d.limit(0.999_999), 70.0);
+        assert_eq!(d.limit(6.5 / 13.0), 64.0);
+        let limits: std::collections::BTreeSet<u64> = (0..1300)
+            .map(|k| d.limit(k as f64 / 1300.0) as u64)
+            .collect();
+        assert_eq!(limits, (58..=70).collect());
+        let tiny = Drift {
+            max_drift_mb: 2.0,
+            jitter_fraction: 1.0,
+            ..d.clone()
+        };
+        assert_eq!(tiny.limit(0.0), 1.0, "never below 1 MB");
         assert_eq!(d.check(60.0, 64.0, 10.0), DriftCheck::Ok);
         assert_eq!(
             d.check(70.0, 64.0, 10.0),

@@ -182,14 +182,11 @@ fn result(
 }
 
 fn cooldown_s(p: &Policy) -> Option<f64> {
-    p.pipeline.gates.iter().find_map(|g| match g {
-        Gate::Cooldown { cooldown_s, .. } => Some(*cooldown_s),
-        _ => None,
-    })
+    p.pipeline.cooldown().map(|c| c.cooldown_s)
 }
 
 fn lease_ttl_s(p: &Policy) -> Option<f64> {
-    p.lease_ttl.map(|t| t.as_secs_f64())
+    p.pipeline.lease_ttl().map(|t| t.as_secs_f64())
 }
 
 /// Where a what-if's change is shadowed by another gate: one note per
@@ -222,7 +219,12 @@ pub fn shadowed(recorded: &Policy, alt: &Policy) -> Vec<String> {
     }
     if let Some(l) = ttl {
         let lease_per_h = 3600.0 / l;
-        let rate = |p: &Policy| p.bucket.map(|b| b.0);
+        let rate = |p: &Policy| {
+            p.pipeline.gates.iter().find_map(|g| match g {
+                Gate::TokenBucket(b) => Some(b.rate_per_hour),
+                _ => None,
+            })
+        };
         if let Some(r1) = rate(alt)
             && rate(recorded) != Some(r1)
             && r1 >= lease_per_h
@@ -234,9 +236,8 @@ pub fn shadowed(recorded: &Policy, alt: &Policy) -> Vec<String> {
             ));
         }
         let cap = |p: &Policy| {
-            let w = p.window?.as_secs_f64();
             p.pipeline.gates.iter().find_map(|g| match g {
-                Gate::WindowCap { max_recycles, .. } => Some(*max_recycles as f64 * 3600.0 / w),
+                Gate::WindowCap(c) => Some(c.max_recycles as f64 * 3600.0 / c.window.as_secs_f64()),
                 _ => None,
             })
         };

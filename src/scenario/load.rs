@@ -311,10 +311,10 @@ mod tests {
         .unwrap();
         assert!(matches!(
             s.policy.pipeline.gates[0],
-            crate::policy::Gate::Cooldown {
+            crate::policy::Gate::Cooldown(crate::policy::gates::cooldown::Cooldown {
                 cooldown_s: 60.0,
                 ..
-            }
+            })
         ));
         assert!(matches!(
             s.workload.profile,

@@ -13,6 +13,7 @@ mod validate;
 pub use budget::estimated_events;
 pub use load::{DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, Override, load, parse_override};
 pub use raw::RawScenario;
+pub(crate) use validate::checks;
 pub use validate::validate;
 
 use crate::engine::time::SimTime;
@@ -147,10 +148,4 @@ pub struct Policy {
     pub pipeline: Pipeline,
     pub replacement: Replacement,
     pub busy_window_s: u64,
-    /// The fleet lease TTL, when the lease gate is on.
-    pub lease_ttl: Option<SimTime>,
-    /// The token bucket's `(rate_per_hour, burst)`, when on.
-    pub bucket: Option<(f64, f64)>,
-    /// The trailing-window cap's window, when on.
-    pub window: Option<SimTime>,
 }

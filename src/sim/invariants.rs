@@ -66,8 +66,8 @@ impl<O: Observer> Sim<'_, O> {
             );
             assert!(agg.queue_ok(), "t={t}: fluid backlog");
         }
-        // Invariant: at most one lease holder, and it is a real worker.
-        if let Some(h) = self.lease.holder(t) {
+        // Invariant: at most one lease holder (per gate), and it is a real worker.
+        for h in self.gates.holders(t) {
             assert!((h as usize) < self.workers.len());
         }
         for (ii, inst) in self.instances.iter().enumerate() {

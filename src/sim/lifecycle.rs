@@ -108,6 +108,7 @@ impl<O: Observer> Sim<'_, O> {
         if spare {
             return worker;
         }
+        self.start_evil_collector(SimTime::ZERO, w, 0);
         if self.agg.is_some() {
             self.age_leaping(&mut worker, w);
         } else if f.warm_start {
@@ -146,8 +147,7 @@ impl<O: Observer> Sim<'_, O> {
         let leak = &self.sc.fleet.leak;
         let (mut rss, mut warm, mut noise) =
             (worker.rss_mb, worker.warm_left_mb, worker.noise.clone());
-        let limit = worker
-            .limit_mb
+        let limit = (worker.limit_mb + self.measure_offset_mb())
             .min(self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
         let mut to_limit = 0;
         while rss < limit && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
@@ -422,6 +422,7 @@ impl<O: Observer> Sim<'_, O> {
             };
             self.q.schedule(t + life, due);
         }
+        self.start_evil_collector(t, w, generation);
         self.oom_check(t, i);
     }
 

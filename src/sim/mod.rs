@@ -9,12 +9,12 @@
 mod aggregate;
 mod ahead;
 mod connections;
+mod evil;
 mod invariants;
 mod lifecycle;
 mod recycle;
 mod traffic;
 
-use crate::coord::{Lease, TokenBucket, WindowCap};
 use crate::engine::queue::Lane;
 use crate::engine::rng::{self, Stream, StreamRng};
 use crate::engine::{EventQueue, SimTime};
@@ -63,6 +63,11 @@ pub enum Event {
     InstanceCheck {
         instance: u32,
     },
+    /// uWSGI's memory thread reads the worker's RSS; the master kills on it.
+    EvilCheck {
+        worker: u32,
+        generation: u32,
+    },
     Timeline,
     /// Aggregate mode: credit every serving worker's requests of the step.
     Step,
@@ -92,6 +97,7 @@ impl Lane for Event {
             | Event::BootDone { .. }
             | Event::LifetimeDue { .. }
             | Event::InstanceCheck { .. }
+            | Event::EvilCheck { .. }
             | Event::Drained { .. }
             | Event::Timeline => 2,
         }
@@ -145,9 +151,8 @@ pub struct Sim<'s, O: Observer> {
     q: EventQueue<Event>,
     workers: Vec<Worker>,
     instances: Vec<Instance>,
-    lease: Lease,
-    bucket: Option<TokenBucket>,
-    window: Option<WindowCap>,
+    /// The fleet state of the policy's gates (lease, bucket, window).
+    gates: crate::policy::States,
     streams: Streams,
     /// Arrival times, drawn a block ahead (`ahead`).
     arrivals: ahead::ArrivalsAhead,
@@ -207,12 +212,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             q: EventQueue::new(),
             workers: Vec::with_capacity(sc.fleet.instances * spi),
             instances,
-            lease: Lease::default(),
-            bucket: sc
-                .policy
-                .bucket
-                .map(|(rate, burst)| TokenBucket::new(rate, burst)),
-            window: sc.policy.window.map(WindowCap::new),
+            gates: sc.policy.pipeline.states(),
             streams: Streams {
                 arrivals: rng::stream(seed, Stream::Arrivals),
                 service: rng::stream(seed, Stream::Service),
@@ -320,6 +320,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.on_lifetime_due(t, worker, generation)
             }
             Event::InstanceCheck { instance } => self.on_instance_check(t, instance),
+            Event::EvilCheck { worker, generation } => self.on_evil_check(t, worker, generation),
             Event::Timeline => self.on_timeline(t),
             Event::Step => self.on_step(t),
             Event::Drained { worker, generation } => self.on_drained(t, worker, generation),
@@ -480,6 +481,9 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.sc.duration,
             self.sc.fleet.workers(),
         );
+        summary.evil_kill_requests = (self.sc.policy.triggers.evil_rss)
+            .as_ref()
+            .map(|_| self.m.evil_kill_requests);
         summary.surge = self.surge.as_ref().map(|s| SurgeTotals {
             episodes: s.episodes().len() as u64,
             episode_s: s.episode_s_within(SimTime::ZERO, end),

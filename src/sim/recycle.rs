@@ -22,7 +22,7 @@ impl<O: Observer> Sim<'_, O> {
             .sc
             .policy
             .sampling
-            .next_delay(worker.rss_mb, worker.limit_mb);
+            .next_delay(worker.rss_mb - self.measure_offset_mb(), worker.limit_mb);
         if let Some((delay, _near)) = next {
             self.q.schedule(
                 t + delay,
@@ -35,17 +35,10 @@ impl<O: Observer> Sim<'_, O> {
         self.sample(t, w);
     }
 
-    /// An RSS sample: the master's evil kill, the RSS trigger, or a trigger
-    /// that asked before and was held.
+    /// An RSS sample: the RSS trigger, or a trigger that asked before and
+    /// was held. (The master's evil kill runs on its own timer: `evil.rs`.)
     pub(super) fn sample(&mut self, t: SimTime, w: u32) {
-        let worker = &self.workers[w as usize];
-        let triggers = &self.sc.policy.triggers;
-        if triggers
-            .evil_rss_mb
-            .is_some_and(|evil| worker.rss_mb >= evil)
-        {
-            self.evil_kill(t, w);
-        } else if self.rss_trigger_fires(w) {
+        if self.rss_trigger_fires(w) {
             self.ask(t, w, Cause::RssLimit);
         } else if let Some(cause) = self.workers[w as usize].wants {
             self.ask(t, w, cause);
@@ -59,8 +52,9 @@ impl<O: Observer> Sim<'_, O> {
         if !(triggers.rss_limit || self.sc.saturate) {
             return false;
         }
+        let offset = self.measure_offset_mb();
         let worker = &mut self.workers[w as usize];
-        if worker.rss_mb < worker.limit_mb {
+        if worker.rss_mb - offset < worker.limit_mb {
             worker.over_samples = 0;
             return false;
         }
@@ -145,11 +139,16 @@ impl<O: Observer> Sim<'_, O> {
             .expect("trigger on");
         self.q
             .schedule(t + im.frequency, Event::InstanceCheck { instance: i });
-        let usage = self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb);
+        let cgroup = self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb);
+        let ws = self.instance_workers(i);
+        let live = ws
+            .clone()
+            .filter(|&w| self.workers[w as usize].state != WorkerState::Dead)
+            .count();
+        let usage = im.measure.of(cgroup, live, self.sc.fleet.shared_mb);
         if usage <= im.percent_usage * self.sc.fleet.container_mb {
             return;
         }
-        let ws = self.instance_workers(i);
         let asks =
             |w: &crate::fleet::Worker| w.state == WorkerState::Serving && w.successor.is_none();
         if let Some(w) = self.largest_worker(ws, asks) {
@@ -157,22 +156,18 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// uWSGI `evil-reload-on-rss`: SIGKILL from the master, no gates, no drain.
-    fn evil_kill(&mut self, t: SimTime, w: u32) {
-        let i = self.workers[w as usize].instance;
-        self.m.evil_kills += 1;
-        let mut facts = self.kill_facts(t, i, "evil_kill");
-        facts.cause = Some(Cause::EvilRss);
-        self.worker_row(t, w, EventKind::EvilKill, Some(facts));
-        self.kill_in_flight(t, w);
-        self.exit(t, w);
+    /// RSS minus the RSS trigger's measure (0 for RSS, shared pages for
+    /// private memory): the per-worker limit applies to RSS - this.
+    pub(super) fn measure_offset_mb(&self) -> f64 {
+        (self.sc.policy.triggers.rss_measure).offset_mb(self.sc.fleet.shared_mb)
     }
 
-    fn view(&mut self, t: SimTime, w: u32, since: SimTime) -> View {
+    fn view(&self, t: SimTime, w: u32, since: SimTime) -> View {
         let worker = &self.workers[w as usize];
         let i = worker.instance as usize;
         let serving_after = self.counts.serving - (worker.state == WorkerState::Serving) as u32;
         View {
+            now: t,
             rss_mb: worker.rss_mb,
             hard_limit_mb: self.sc.policy.hard_limit_mb,
             headroom_mb: self.headroom(worker.instance),
@@ -182,9 +177,6 @@ impl<O: Observer> Sim<'_, O> {
             instance_rps: self.instances[i].arrivals.rate(t),
             over_limit_age_s: (t - since).as_secs_f64(),
             worker_age_s: (t - worker.spawned_at).as_secs_f64(),
-            lease_free: self.lease.is_free(t),
-            bucket_has_token: self.bucket.as_mut().is_none_or(|b| b.has_token(t)),
-            window_count: self.window.as_mut().map_or(0, |c| c.count(t)),
             serving_after,
         }
     }
@@ -208,7 +200,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         let since = *self.workers[w as usize].wants_since.get_or_insert(t);
         let view = self.view(t, w, since);
-        let decision = self.sc.policy.pipeline.decide(&view);
+        let decision = self.sc.policy.pipeline.decide(&view, &mut self.gates);
         let facts = DecisionFacts {
             pressure: decision.pressure,
             headroom_mb: view.headroom_mb,
@@ -230,30 +222,16 @@ impl<O: Observer> Sim<'_, O> {
     /// Applies an allowed recycle: spend what the gates grant, stamp the
     /// instance's cooldown, record, drain.
     fn recycle(&mut self, t: SimTime, w: u32, cause: Cause, d: &Decision, facts: DecisionFacts) {
-        if d.passes.of(GateKind::Lease) == Some(Pass::Open) {
-            let ttl = self.sc.policy.lease_ttl.expect("a lease gate has a TTL");
-            assert!(
-                self.lease.try_acquire(t, ttl, w),
-                "the policy saw a free lease"
-            );
-        }
-        if d.passes.of(GateKind::TokenBucket) == Some(Pass::Open) {
-            self.bucket
-                .as_mut()
-                .expect("a bucket gate has a bucket")
-                .take(t);
-        }
-        if let Some(window) = self.window.as_mut() {
-            window.record(t);
-        }
+        self.sc.policy.pipeline.grant(d, &mut self.gates, t, w);
         let worker = &self.workers[w as usize];
         let i = worker.instance;
         self.instances[i as usize].last_recycle = Some(t);
         self.m.recycles.push(RecycleRecord {
             t,
             instance: i,
+            age: t - worker.spawned_at,
             requests: worker.requests,
-            margin_mb: worker.rss_mb - worker.limit_mb,
+            margin_mb: worker.rss_mb - self.measure_offset_mb() - worker.limit_mb,
             rss_mb: worker.rss_mb,
             pressure: d.pressure,
             cause,
@@ -271,7 +249,7 @@ impl<O: Observer> Sim<'_, O> {
 /// The `lease` column: what the lease gate said, if the worker reached it.
 fn lease_outcome(d: &Decision) -> LeaseOutcome {
     match (d.verdict, d.passes.of(GateKind::Lease)) {
-        (Verdict::Hold(crate::policy::Hold::LeaseHeld), _) => LeaseOutcome::Held,
+        (Verdict::Hold(crate::policy::gates::lease::HOLD), _) => LeaseOutcome::Held,
         (_, Some(Pass::Open)) => LeaseOutcome::Acquired,
         (_, Some(Pass::ExitPressure)) => LeaseOutcome::BypassedPressure,
         (_, Some(Pass::ExitHardCeiling)) => LeaseOutcome::BypassedHardCeiling,

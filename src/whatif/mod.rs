@@ -4,7 +4,7 @@
 //! `ceilings` is pure arithmetic on the scenario; `saturate` and
 //! `absorbable` run the simulator.
 
-use crate::policy::{Gate, GateKind, Replacement};
+use crate::policy::{Gate, GateKind};
 use crate::scenario::Scenario;
 use crate::sim::{SimError, run_summary};
 use serde::Serialize;
@@ -21,107 +21,15 @@ pub struct Ceiling {
     pub why: String,
 }
 
+/// A gate's ceiling: each gate derives its own (`Rule::ceiling`).
 fn ceiling(gate: &Gate, sc: &Scenario) -> Ceiling {
-    let instances = sc.fleet.instances as f64;
-    let workers = sc.fleet.workers() as f64;
-    let per = |s: f64| (s > 0.0).then(|| 3600.0 / s);
-    let (name, per_hour, escalated, why) = match gate {
-        Gate::Cooldown {
-            cooldown_s,
-            pressure_cooldown_s,
-            ..
-        } => (
-            "cooldown",
-            per(*cooldown_s).map(|r| r * instances),
-            per(*pressure_cooldown_s).map(|r| r * instances),
-            format!(
-                "per-instance stamp: {instances} instances x 3600 / {cooldown_s} s \
-                 (x 3600 / {pressure_cooldown_s} s under pressure)"
-            ),
-        ),
-        Gate::MinAge { min_age_s } => (
-            "min_worker_age",
-            per(*min_age_s).map(|r| r * workers),
-            None,
-            format!("each of {workers} workers at most once per {min_age_s} s of life"),
-        ),
-        Gate::BusyDeferral { defer_max_s, .. } => (
-            "busy_deferral",
-            None,
-            None,
-            format!("delays a recycle by at most {defer_max_s} s: no rate bound"),
-        ),
-        Gate::TokenBucket { .. } => {
-            let (rate, burst) = sc.policy.bucket.expect("bucket gate has a bucket");
-            (
-                "token_bucket",
-                Some(rate),
-                None,
-                format!("{rate} tokens per hour (+ a burst of {burst} in the first hour)"),
-            )
-        }
-        Gate::WindowCap { max_recycles, .. } => {
-            let w = sc
-                .policy
-                .window
-                .expect("window gate has a window")
-                .as_secs_f64();
-            (
-                "window_cap",
-                Some(*max_recycles as f64 * 3600.0 / w),
-                None,
-                format!("{max_recycles} per {w} s window"),
-            )
-        }
-        Gate::CapacityFloor { min_serving, .. } => floor_ceiling(sc, *min_serving, workers),
-        Gate::Lease { .. } => {
-            let ttl = sc
-                .policy
-                .lease_ttl
-                .expect("lease gate has a TTL")
-                .as_secs_f64();
-            (
-                "lease",
-                Some(3600.0 / ttl),
-                None,
-                format!("one holder per {ttl} s TTL, fleet-wide: 3600 / {ttl}"),
-            )
-        }
-    };
+    let (per_hour, per_hour_escalated, why) = gate.ceiling(sc);
     Ceiling {
-        gate: name.to_string(),
+        gate: gate.kind().name().to_string(),
         per_hour,
-        per_hour_escalated: escalated,
+        per_hour_escalated,
         why,
     }
-}
-
-fn floor_ceiling(
-    sc: &Scenario,
-    min_serving: u32,
-    workers: f64,
-) -> (&'static str, Option<f64>, Option<f64>, String) {
-    let out = (workers - min_serving as f64).max(0.0);
-    if sc.policy.replacement == Replacement::SpawnThenExit {
-        return (
-            "capacity_floor",
-            None,
-            None,
-            "spawn-then-exit never drops serving workers below the fleet: no bound".into(),
-        );
-    }
-    // Each recycle keeps a slot out of service for at least drain + boot;
-    // take the mean service time as the drain.
-    let away_s = sc.fleet.boot.as_secs_f64() + sc.workload.service.mean_us() / 1e6;
-    (
-        "capacity_floor",
-        Some(out * 3600.0 / away_s),
-        None,
-        format!(
-            "{out} workers may be out at once, each for boot + drain ~ {away_s:.2} s: \
-             {out} x 3600 / {away_s:.2}"
-        ),
-    )
 }
 
 /// The analytic ceilings of every gate, and of the whole policy (the
@@ -179,14 +87,7 @@ pub fn saturate(sc: &Scenario, seeds: &[u64]) -> Result<Saturated, SimError> {
 
 /// Recycles that went through any gate by an emergency exit.
 pub fn exits(s: &crate::metrics::Summary) -> u64 {
-    s.lease_bypass_pressure
-        + s.lease_bypass_hard_ceiling
-        + s.bucket_bypass_pressure
-        + s.bucket_bypass_hard_ceiling
-        + s.window_bypass_pressure
-        + s.window_bypass_hard_ceiling
-        + s.floor_bypass_pressure
-        + s.floor_bypass_hard_ceiling
+    s.counters.exits()
 }
 
 /// One probe of the churn scan: forced churn at `rate_per_hour`.
@@ -272,20 +173,18 @@ fn forced_churn(sc: &Scenario, rate_per_hour: f64) -> Scenario {
     let mut s = sc.clone();
     s.saturate = true;
     let p = &mut s.policy;
-    p.pipeline.gates = vec![Gate::TokenBucket {
-        exits: crate::policy::Exits {
-            pressure: false,
-            hard_ceiling: false,
+    p.pipeline.gates = vec![Gate::TokenBucket(
+        crate::policy::gates::token_bucket::TokenBucket {
+            rate_per_hour,
+            burst: 1.0,
+            exits: crate::policy::Exits::NONE,
         },
-    }];
-    p.bucket = Some((rate_per_hour, 1.0));
-    p.lease_ttl = None;
-    p.window = None;
+    )];
     p.triggers.max_requests = None;
     p.triggers.lifetime = None;
     p.triggers.drift = None;
     p.triggers.instance_memory = None;
-    p.triggers.evil_rss_mb = None;
+    p.triggers.evil_rss = None;
     s
 }
 

@@ -22,7 +22,7 @@ pub mod stats;
 use super::recording::{Recording, Source};
 use super::time::Axis;
 use crate::Scenario;
-use crate::policy::{Gate, Sampling};
+use crate::policy::Sampling;
 use regimes::{RegimeKey, RegimeView};
 use serde::Serialize;
 use stats::{LabelCount, label_counts};
@@ -47,14 +47,8 @@ pub struct Knobs {
 
 impl Knobs {
     pub fn from_scenario(sc: &Scenario) -> Knobs {
-        let cooldown = sc.policy.pipeline.gates.iter().find_map(|g| match g {
-            Gate::Cooldown {
-                cooldown_s,
-                pressure_cooldown_s,
-                ..
-            } => Some((*cooldown_s, *pressure_cooldown_s)),
-            _ => None,
-        });
+        let cooldown =
+            (sc.policy.pipeline.cooldown()).map(|c| (c.cooldown_s, c.pressure_cooldown_s));
         let tick_s = match sc.policy.sampling {
             Sampling::Timer { tick, .. } => Some(tick.as_secs_f64()),
             Sampling::EveryRequests { .. } => None,
@@ -63,7 +57,7 @@ impl Knobs {
             cooldown_s: cooldown.map(|c| c.0),
             pressure_cooldown_s: cooldown.map(|c| c.1),
             tick_s,
-            lease_ttl_s: sc.policy.lease_ttl.map(|t| t.as_secs_f64()),
+            lease_ttl_s: sc.policy.pipeline.lease_ttl().map(|t| t.as_secs_f64()),
             min_headroom_mb: Some(sc.policy.pipeline.min_headroom_mb),
             base_limit_mb: Some(sc.policy.base_limit_mb),
             jitter_mb: Some(sc.policy.jitter_mb),

@@ -20,6 +20,11 @@ pub struct RawPolicy {
     pub rss_trigger: bool,
     /// ...after this many samples in a row over it (Granian `--rss-samples`).
     pub rss_consecutive_samples: u32,
+    /// What the RSS trigger compares with the limit: `rss` (shared pages
+    /// included: uWSGI, Granian, unicorn-worker-killer, Leakless, the seeds)
+    /// or `private` (the worker's private pages, RSS - `shared_mb`:
+    /// Passenger's private dirty + swap, with no swap modelled).
+    pub rss_measure: RssMeasureKind,
     /// uWSGI `min-worker-lifetime`: a worker younger than this is held. 0 = off.
     pub min_worker_age_s: f64,
     /// Per-worker limit = base +- jitter, drawn at spawn.
@@ -72,6 +77,7 @@ impl Default for RawPolicy {
         RawPolicy {
             rss_trigger: true,
             rss_consecutive_samples: 1,
+            rss_measure: RssMeasureKind::Rss,
             min_worker_age_s: 0.0,
             base_limit_mb: 500.0,
             jitter_mb: 40.0,
@@ -102,6 +108,24 @@ impl Default for RawPolicy {
             instance_memory: RawInstanceMemory::default(),
         }
     }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RssMeasureKind {
+    Rss,
+    Private,
+}
+
+/// What puma_worker_killer-style instance checks read.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceMeasureKind {
+    /// The cgroup's usage: master + each worker's private pages (shared once).
+    Cgroup,
+    /// Master RSS + every worker's RSS: shared pages once per process
+    /// (puma_worker_killer's `get_total`, `lib/puma_worker_killer/puma_memory.rb`).
+    SummedRss,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,13 +304,16 @@ impl Default for RawDrift {
     }
 }
 
-/// uWSGI `evil-reload-on-rss`: the master SIGKILLs a worker at this RSS
-/// (checked at each sample): no drain, no gates.
+/// uWSGI `evil-reload-on-rss`: the master SIGKILLs a worker at this RSS:
+/// no drain, no gates, whatever it is serving. A memory thread in each
+/// worker reads its RSS every `collector_interval_s` (`mem-collector-freq`,
+/// 3 s by default: uWSGI `core/init.c`), and the master kills on that value.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawEvilRss {
     pub enabled: bool,
     pub limit_mb: f64,
+    pub collector_interval_s: f64,
 }
 
 impl Default for RawEvilRss {
@@ -294,6 +321,7 @@ impl Default for RawEvilRss {
         RawEvilRss {
             enabled: false,
             limit_mb: 700.0,
+            collector_interval_s: 3.0,
         }
     }
 }
@@ -306,6 +334,8 @@ pub struct RawInstanceMemory {
     pub enabled: bool,
     pub percent_usage: f64,
     pub frequency_s: f64,
+    /// `cgroup` (usage as the kernel counts it) or `summed_rss`.
+    pub measure: InstanceMeasureKind,
 }
 
 impl Default for RawInstanceMemory {
@@ -314,6 +344,7 @@ impl Default for RawInstanceMemory {
             enabled: false,
             percent_usage: 0.98,
             frequency_s: 5.0,
+            measure: InstanceMeasureKind::Cgroup,
         }
     }
 }

@@ -3,10 +3,10 @@
 use crate::engine::time::SimTime;
 
 /// A failed check: the dotted key and the reason.
-pub(super) type Check = Result<(), (String, String)>;
+pub(crate) type Check = Result<(), (String, String)>;
 
 /// A value as a message shows it: `1e308`, not 309 digits.
-pub(super) fn shown(v: f64) -> String {
+pub(crate) fn shown(v: f64) -> String {
     let a = v.abs();
     if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) {
         format!("{v:e}")
@@ -15,11 +15,11 @@ pub(super) fn shown(v: f64) -> String {
     }
 }
 
-pub(super) fn fail(key: &str, reason: impl Into<String>) -> Check {
+pub(crate) fn fail(key: &str, reason: impl Into<String>) -> Check {
     Err((key.to_string(), reason.into()))
 }
 
-pub(super) fn finite(key: &str, v: f64) -> Check {
+pub(crate) fn finite(key: &str, v: f64) -> Check {
     if v.is_finite() {
         Ok(())
     } else {
@@ -27,7 +27,7 @@ pub(super) fn finite(key: &str, v: f64) -> Check {
     }
 }
 
-pub(super) fn non_negative(key: &str, v: f64) -> Check {
+pub(crate) fn non_negative(key: &str, v: f64) -> Check {
     finite(key, v)?;
     if v < 0.0 {
         return fail(key, format!("must be >= 0, got {}", shown(v)));
@@ -35,7 +35,7 @@ pub(super) fn non_negative(key: &str, v: f64) -> Check {
     Ok(())
 }
 
-pub(super) fn positive(key: &str, v: f64) -> Check {
+pub(crate) fn positive(key: &str, v: f64) -> Check {
     finite(key, v)?;
     if v <= 0.0 {
         return fail(key, format!("must be > 0, got {}", shown(v)));
@@ -49,7 +49,7 @@ pub(super) fn positive(key: &str, v: f64) -> Check {
 pub(super) const MAX_MB: f64 = 1e7;
 
 /// A size in MB: finite, >= 0 and at most `MAX_MB`.
-pub(super) fn megabytes(key: &str, v: f64) -> Check {
+pub(crate) fn megabytes(key: &str, v: f64) -> Check {
     non_negative(key, v)?;
     if v > MAX_MB {
         return fail(
@@ -66,7 +66,7 @@ pub(super) fn megabytes(key: &str, v: f64) -> Check {
 /// At most ten years in seconds: larger durations are typos, not scenarios.
 pub(super) const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
 
-pub(super) fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
+pub(crate) fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
     non_negative(key, v)?;
     if v > MAX_SECONDS {
         fail(key, format!("{} s is longer than ten years", shown(v)))?;
@@ -76,7 +76,7 @@ pub(super) fn duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
 
 /// A duration that must stay positive once rounded to the clock's
 /// microsecond: a tick or step of 0 us would reschedule itself forever.
-pub(super) fn positive_duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
+pub(crate) fn positive_duration(key: &str, v: f64) -> Result<SimTime, (String, String)> {
     positive(key, v)?;
     let d = duration(key, v)?;
     if d == SimTime::ZERO {
@@ -85,14 +85,14 @@ pub(super) fn positive_duration(key: &str, v: f64) -> Result<SimTime, (String, S
     Ok(d)
 }
 
-pub(super) fn count(key: &str, v: u32, min: u32, max: u32) -> Check {
+pub(crate) fn count(key: &str, v: u32, min: u32, max: u32) -> Check {
     if v < min || v > max {
         return fail(key, format!("must be between {min} and {max}, got {v}"));
     }
     Ok(())
 }
 
-pub(super) fn fraction(key: &str, v: f64) -> Check {
+pub(crate) fn fraction(key: &str, v: f64) -> Check {
     non_negative(key, v)?;
     if v > 1.0 {
         return fail(key, format!("is a fraction: at most 1, got {}", shown(v)));

@@ -2,7 +2,7 @@
 //! checks live in `checks`, the `[policy]` table in `policy`; this file
 //! holds the run, engine, fleet, workload and client tables.
 
-mod checks;
+pub(crate) mod checks;
 mod policy;
 
 use super::budget::estimated_events;

@@ -71,7 +71,7 @@ pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, Str
     };
     positive("policy.busy_window_s", p.busy_window_s)?;
     duration("policy.busy_window_s", p.busy_window_s)?;
-    let (pipeline, lease_ttl, bucket, window) = gates(p)?;
+    let pipeline = gates(p)?;
     Ok(Policy {
         base_limit_mb: p.base_limit_mb,
         jitter_mb: p.jitter_mb,
@@ -84,9 +84,6 @@ pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, Str
             ReplacementKind::SpawnThenExit => Replacement::SpawnThenExit,
         },
         busy_window_s: p.busy_window_s.ceil() as u64,
-        lease_ttl,
-        bucket,
-        window,
     })
 }
 
@@ -104,25 +101,31 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
         )?;
     }
     let floor = p.base_limit_mb - p.jitter_mb;
-    if p.rss_trigger && floor <= f.boot_rss_mb {
+    // A forked worker's measure: its boot RSS, or its private part of it.
+    let (born_mb, born) = match p.rss_measure {
+        RssMeasureKind::Rss => (f.boot_rss_mb, "boot RSS"),
+        RssMeasureKind::Private => (f.boot_rss_mb - f.shared_mb, "boot private memory"),
+    };
+    if p.rss_trigger && floor <= born_mb {
         fail(
             "policy.base_limit_mb",
             format!(
-                "the lowest jittered limit ({} - {} = {floor} MB) is not above the boot RSS \
-                 ({} MB): workers would recycle at birth",
-                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb
+                "the lowest jittered limit ({} - {} = {floor} MB) is not above the {born} \
+                 ({born_mb} MB): workers would recycle at birth",
+                p.base_limit_mb, p.jitter_mb
             ),
         )?;
     }
     non_negative("policy.min_runway_mb", p.min_runway_mb)?;
-    let runway = floor - f.boot_rss_mb;
+    let runway = floor - born_mb;
     if p.rss_trigger && runway < p.min_runway_mb {
         fail(
             "policy.min_runway_mb",
             format!(
                 "runway {runway} MB = limit floor {floor} MB (base_limit_mb {} - jitter_mb {}) \
-                 - boot_rss_mb {} is below min_runway_mb {}: workers drawing the floor die young",
-                p.base_limit_mb, p.jitter_mb, f.boot_rss_mb, p.min_runway_mb
+                 - {born} {born_mb} MB is below min_runway_mb {}: workers drawing the floor \
+                 die young",
+                p.base_limit_mb, p.jitter_mb, p.min_runway_mb
             ),
         )?;
     }
@@ -139,97 +142,13 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
     Ok(())
 }
 
-type Gates = (
-    Pipeline,
-    Option<SimTime>,
-    Option<(f64, f64)>,
-    Option<SimTime>,
-);
-
-/// The gate pipeline in the seeds' order, rate gates before the lease.
-fn gates(p: &RawPolicy) -> Result<Gates, (String, String)> {
-    use crate::policy::{Exits, Gate};
-    let exits = |pressure, hard_ceiling| Exits {
-        pressure,
-        hard_ceiling,
-    };
-    duration("policy.cooldown_s", p.cooldown_s)?;
-    duration("policy.pressure_cooldown_s", p.pressure_cooldown_s)?;
-    finite("policy.min_headroom_mb", p.min_headroom_mb)?;
-    let mut gates = vec![Gate::Cooldown {
-        cooldown_s: p.cooldown_s,
-        pressure_cooldown_s: p.pressure_cooldown_s,
-        escalate_on_ceiling: p.escalate_on_ceiling,
-    }];
-    if p.min_worker_age_s > 0.0 {
-        duration("policy.min_worker_age_s", p.min_worker_age_s)?;
-        gates.push(Gate::MinAge {
-            min_age_s: p.min_worker_age_s,
-        });
-    }
-    if p.busy_deferral {
-        non_negative("policy.busy_rps", p.busy_rps)?;
-        duration("policy.defer_max_s", p.defer_max_s)?;
-        gates.push(Gate::BusyDeferral {
-            busy_rps: p.busy_rps,
-            defer_max_s: p.defer_max_s,
-        });
-    }
-    let b = &p.token_bucket;
-    let bucket = if b.enabled {
-        positive("policy.token_bucket.rate_per_hour", b.rate_per_hour)?;
-        finite("policy.token_bucket.burst", b.burst)?;
-        if b.burst < 1.0 {
-            fail(
-                "policy.token_bucket.burst",
-                "must be >= 1 (one recycle at a time)",
-            )?;
-        }
-        gates.push(Gate::TokenBucket {
-            exits: exits(b.exit_on_pressure, b.exit_on_hard_ceiling),
-        });
-        Some((b.rate_per_hour, b.burst))
-    } else {
-        None
-    };
-    let w = &p.window_cap;
-    let window = if w.enabled {
-        count(
-            "policy.window_cap.max_recycles",
-            w.max_recycles,
-            1,
-            u32::MAX,
-        )?;
-        positive("policy.window_cap.window_s", w.window_s)?;
-        gates.push(Gate::WindowCap {
-            max_recycles: w.max_recycles,
-            exits: exits(w.exit_on_pressure, w.exit_on_hard_ceiling),
-        });
-        Some(duration("policy.window_cap.window_s", w.window_s)?)
-    } else {
-        None
-    };
-    let c = &p.capacity_floor;
-    if c.enabled {
-        gates.push(Gate::CapacityFloor {
-            min_serving: c.min_serving_workers,
-            exits: exits(c.exit_on_pressure, c.exit_on_hard_ceiling),
-        });
-    }
-    let lease_ttl = if p.lease.enabled {
-        positive("policy.lease.ttl_s", p.lease.ttl_s)?;
-        gates.push(Gate::Lease {
-            exits: exits(p.lease.exit_on_pressure, p.lease.exit_on_hard_ceiling),
-        });
-        Some(duration("policy.lease.ttl_s", p.lease.ttl_s)?)
-    } else {
-        None
-    };
-    let pipeline = Pipeline {
-        gates,
+/// The gate pipeline: every gate the table turns on, in pipeline order
+/// (`policy::gates::from_raw`; each gate reads its own keys).
+fn gates(p: &RawPolicy) -> Result<Pipeline, (String, String)> {
+    Ok(Pipeline {
+        gates: crate::policy::gates::from_raw(p)?,
         min_headroom_mb: p.min_headroom_mb,
-    };
-    Ok((pipeline, lease_ttl, bucket, window))
+    })
 }
 
 fn spread(s: SpreadKind) -> crate::policy::trigger::Spread {
@@ -287,9 +206,19 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
         None
     };
     let e = &p.evil_rss;
-    let evil_rss_mb = if e.enabled {
+    let evil_rss = if e.enabled {
         positive("policy.evil_rss.limit_mb", e.limit_mb)?;
-        Some(e.limit_mb)
+        positive(
+            "policy.evil_rss.collector_interval_s",
+            e.collector_interval_s,
+        )?;
+        Some(crate::policy::trigger::EvilRss {
+            limit_mb: e.limit_mb,
+            collector_interval: positive_duration(
+                "policy.evil_rss.collector_interval_s",
+                e.collector_interval_s,
+            )?,
+        })
     } else {
         None
     };
@@ -306,6 +235,12 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
         Some(InstanceMemory {
             percent_usage: im.percent_usage,
             frequency: positive_duration("policy.instance_memory.frequency_s", im.frequency_s)?,
+            measure: match im.measure {
+                InstanceMeasureKind::Cgroup => crate::policy::trigger::InstanceMeasure::Cgroup,
+                InstanceMeasureKind::SummedRss => {
+                    crate::policy::trigger::InstanceMeasure::SummedRss
+                }
+            },
         })
     } else {
         None
@@ -319,10 +254,14 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
     Ok(Triggers {
         rss_limit: p.rss_trigger,
         rss_consecutive_samples: p.rss_consecutive_samples,
+        rss_measure: match p.rss_measure {
+            RssMeasureKind::Rss => crate::policy::trigger::RssMeasure::Rss,
+            RssMeasureKind::Private => crate::policy::trigger::RssMeasure::Private,
+        },
         drift,
         max_requests,
         lifetime,
         instance_memory,
-        evil_rss_mb,
+        evil_rss,
     })
 }

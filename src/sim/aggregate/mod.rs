@@ -441,8 +441,7 @@ impl<O: Observer> Sim<'_, O> {
         if !self.sc.fleet.warm_start {
             return;
         }
-        let limit = worker
-            .limit_mb
+        let limit = (worker.limit_mb + self.measure_offset_mb())
             .min(self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
         let v = worker.velocity_mb_per_request;
         let (mut rss, mut warm, mut next, mut noise) = (
