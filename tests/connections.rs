@@ -295,3 +295,57 @@ fn pinned_is_refused_in_aggregate_mode_and_checked() {
     assert!(e.to_string().contains("client.server_keepalive_s"), "{e}");
     assert!(try_scenario(&["engine.mode=aggregate", "client.connections=close"]).is_ok());
 }
+
+/// `fleetsim run PRESET --json [--set ...]`'s summary.
+fn preset_summary(preset: &str, sets: &[&str]) -> serde_json::Value {
+    let dir = common::TempDir::new("connections-preset");
+    let path = format!("{}/scenarios/{preset}.toml", env!("CARGO_MANIFEST_DIR"));
+    let mut args = vec!["run", path.as_str(), "--json", "--seed", "3", "--out"];
+    let out = dir.path().join("out");
+    args.push(out.to_str().unwrap());
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{preset}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn servers_that_close_every_connection_show_no_stale_retries() {
+    // gunicorn's sync worker and unicorn send `Connection: close`; PHP-FPM's
+    // FastCGI, Passenger's proxy and uWSGI behind nginx keep the client's
+    // connection off the worker: a recycle resets only what a kill cuts
+    // (each preset cites its source). The control: the same preset with
+    // the pooled keep-alive client shows the stale resets.
+    for preset in [
+        "gunicorn-max-requests",
+        "php-fpm-max-requests",
+        "unicorn-worker-killer",
+        "passenger-rolling",
+        "uwsgi-reload-on-rss",
+    ] {
+        let s = preset_summary(preset, &[]);
+        let n = |k: &str| s[k].as_u64().unwrap_or(0);
+        assert!(n("recycles") > 5, "{preset}: {s}");
+        let kills = n("oom_kills") + n("drain_kills") + n("evil_kills");
+        assert!(
+            n("requests_reset") <= 2 * kills,
+            "{preset}: {} resets from {kills} kills",
+            n("requests_reset")
+        );
+        let pooled = preset_summary(preset, &["client.connections=pooled"]);
+        assert!(
+            pooled["requests_reset"].as_u64().unwrap() > 20,
+            "{preset} pooled: {pooled}"
+        );
+    }
+}

@@ -40,13 +40,13 @@ const PINNED: [(&str, &[&str], u64, u64); 11] = [
         "scenarios/passenger-rolling.toml",
         &["run.duration_h=12"],
         4,
-        0x5c8e_dfe3_f29d_3daa,
+        0xfdf7_0223_c44d_d949,
     ),
     (
         "scenarios/gunicorn-max-requests.toml",
         &["workload.rps=6", "run.duration_h=6"],
         5,
-        0xb7bc_5082_ba31_771d,
+        0x356c_15df_7245_bf58,
     ),
     (
         "scenarios/render-2x3-surges.toml",
@@ -64,7 +64,7 @@ const PINNED: [(&str, &[&str], u64, u64); 11] = [
         "scenarios/uwsgi-reload-on-rss.toml",
         &["policy.evil_rss.limit_mb=450", "run.duration_h=6"],
         2,
-        0x349b_5b4d_0c42_3ef2,
+        0x74db_f849_2a25_e8ff,
     ),
     (
         "scenarios/leakless.toml",
