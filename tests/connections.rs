@@ -267,6 +267,15 @@ fn pinned_survives_kills_queues_and_a_full_listen_queue() {
         ][..],
         &["policy.replacement=spawn_then_exit"][..],
         &["client.retries=0", "fleet.graceful_timeout_s=0.001"][..],
+        // A per-request trigger recycles a worker with requests queued on
+        // its connections (found by the sim fuzz target): the drain serves
+        // them before it exits.
+        &[
+            "fleet.concurrency=1",
+            "policy.max_requests.enabled=true",
+            "policy.max_requests.requests=150",
+            "fleet.graceful_timeout_s=0",
+        ][..],
     ] {
         let mut sets = vec!["client.connections=pinned", "client.server_keepalive_s=0.5"];
         sets.extend_from_slice(extra);

@@ -298,6 +298,20 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
+    /// Worker `w` starts what its connections queued, on every free slot.
+    pub(super) fn serve_queued(&mut self, t: SimTime, w: u32) {
+        while let Some(slot) = self.workers[w as usize]
+            .slots
+            .iter()
+            .position(Option::is_none)
+        {
+            let Some(req) = self.next_queued(w) else {
+                return;
+            };
+            self.start_service(t, w, slot as u32, req);
+        }
+    }
+
     /// Worker `w` was killed: what its connections brought and it had not
     /// started is reset with it.
     pub(super) fn reset_queued(&mut self, t: SimTime, w: u32) {

@@ -288,6 +288,11 @@ impl<O: Observer> Sim<'_, O> {
             self.leap_drain(t, w);
             return;
         }
+        if self.pinned.is_some() {
+            // What its connections brought before the close is served
+            // first: a graceful drain finishes every received request.
+            self.serve_queued(t, w);
+        }
         let worker = &self.workers[w as usize];
         if worker.in_flight == 0 {
             self.exit(t, w);
@@ -338,6 +343,12 @@ impl<O: Observer> Sim<'_, O> {
     /// successor takes over (or this was a successor that never took over).
     pub(super) fn exit(&mut self, t: SimTime, w: u32) {
         debug_assert_eq!(self.workers[w as usize].in_flight, 0);
+        debug_assert!(
+            self.pinned
+                .as_ref()
+                .is_none_or(|p| p.queued_at(w as usize) == 0),
+            "worker {w} exits with queued requests"
+        );
         self.close_rss_accounting(t, w);
         let i = self.workers[w as usize].instance;
         if self.sc.client.connections == Connections::Pooled {

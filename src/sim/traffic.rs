@@ -215,6 +215,11 @@ impl<O: Observer> Sim<'_, O> {
     /// finish draining.
     pub(super) fn slot_freed(&mut self, t: SimTime, w: u32, slot: u32) {
         let worker = &self.workers[w as usize];
+        // Pinned: a drain begun during this completion may already have
+        // refilled the slot from the worker's queue.
+        if self.pinned.is_some() && worker.slots[slot as usize].is_some() {
+            return;
+        }
         let (i, generation, in_flight) = (worker.instance, worker.generation, worker.in_flight);
         match worker.state {
             WorkerState::Draining => {
