@@ -186,7 +186,8 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     }
     let rec = Recording::assemble(parts).map_err(|e| Failure::input(e.to_string()))?;
     let analysis = replay::analyse(&rec, &opts);
-    let json = serde_json::to_string_pretty(&analysis).map_err(|e| Failure::run(e.to_string()))?;
+    let json = fleetsim::schema::to_json(fleetsim::schema::ANALYSIS, &analysis)
+        .map_err(|e| Failure::run(e.to_string()))?;
     let out = args.out.clone().unwrap_or_else(|| {
         let stem = args.recordings[0]
             .file_stem()
@@ -196,14 +197,14 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     fs::create_dir_all(&out)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
     let mut file = AtomicFile::create(out.join("analysis.json"))?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
     let mut file = AtomicFile::create(out.join("recording.csv"))?;
     replay::export::write_csv(&rec, &mut file)
         .map_err(|e| Failure::run(format!("{}: {e}", out.join("recording.csv").display())))?;
     file.commit()?;
     if args.json {
-        println!("{json}");
+        print!("{json}");
     } else {
         print!("{}", replay::render::report(&analysis));
         println!(
@@ -346,10 +347,16 @@ fn scenario_draws(
     Ok(out)
 }
 
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Failure> {
-    let json = serde_json::to_string_pretty(value).map_err(|e| Failure::run(e.to_string()))?;
-    let mut file = AtomicFile::create(path.to_path_buf())?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+/// Writes `value` as `format`'s file in `out`, stamped (`schema::to_json`).
+fn write_json<T: serde::Serialize>(
+    out: &Path,
+    format: fleetsim::schema::Format,
+    value: &T,
+) -> Result<(), Failure> {
+    let json =
+        fleetsim::schema::to_json(format, value).map_err(|e| Failure::run(e.to_string()))?;
+    let mut file = AtomicFile::create(out.join(format.file))?;
+    write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()
 }
 
@@ -370,7 +377,7 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         })
         .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
     bar.finish_and_clear();
-    write_json(&out.join("calibration.json"), &cal)?;
+    write_json(out, fleetsim::schema::CALIBRATION, &cal)?;
     let mut file = AtomicFile::create(out.join("draws.csv"))?;
     write!(file, "{}", cal.draws_csv()).map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
@@ -389,8 +396,8 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     let scenarios: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
     let v = replay::validate::validate(rec, &cal.regime, &scenarios, &seeds)
         .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
-    let path = out.join("validation.json");
-    write_json(&path, &v)?;
+    let path = out.join(fleetsim::schema::VALIDATION.file);
+    write_json(out, fleetsim::schema::VALIDATION, &v)?;
     if !args.json {
         print!("{}", replay::validate::render(&v));
         println!("wrote {}", path.display());
@@ -481,8 +488,8 @@ fn what_ifs(
         draws: kept.len(),
         policies,
     };
-    let path = out.join("whatif.json");
-    write_json(&path, &w)?;
+    let path = out.join(fleetsim::schema::WHATIF.file);
+    write_json(out, fleetsim::schema::WHATIF, &w)?;
     if !args.json {
         print!("{}", replay::whatif::render(&w));
         println!("wrote {}", path.display());

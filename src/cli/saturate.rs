@@ -95,13 +95,14 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
         absorbable,
         verdicts,
     };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| Failure::run(e.to_string()))?;
+    let json = fleetsim::schema::to_json(fleetsim::schema::SATURATE, &report)
+        .map_err(|e| Failure::run(e.to_string()))?;
     let out = output_dir(&args.out, &loaded.stem, "-saturate")?;
     let mut file = AtomicFile::create(out.join("saturate.json"))?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
     if args.json {
-        println!("{json}");
+        print!("{json}");
     } else {
         print_report(&report, &seeds, sc.duration.as_secs_f64() / 3600.0);
         println!("wrote {}/saturate.json", out.display());

@@ -502,54 +502,10 @@ fn params_of(l: &Loaded, config: u64) -> Vec<String> {
 }
 
 fn write_results(l: &Loaded, path: &Path, results: &[ConfigResult]) -> Result<(), Failure> {
-    let mut head: Vec<String> = vec!["config".into()];
-    head.extend(l.sweep.params.iter().map(|p| p.key.clone()));
-    head.extend(["n", "errors", "feasible"].map(String::from));
-    for o in &l.sweep.objectives {
-        head.push(format!("{}_mean", o.metric));
-        head.push(format!("{}_ci95", o.metric));
-    }
-    head.extend(
-        [
-            "scalar_mean",
-            "scalar_ci95",
-            "diff_vs_base_mean",
-            "diff_vs_base_ci95",
-        ]
-        .map(String::from),
-    );
-    let mut rows = vec![head];
-    for r in results {
-        let mut row = vec![r.config.to_string()];
-        row.extend(params_of(l, r.config));
-        row.extend([
-            r.n.to_string(),
-            r.errors.to_string(),
-            r.feasible.to_string(),
-        ]);
-        for (m, c) in r.objective_mean.iter().zip(&r.objective_ci95) {
-            row.push(num(*m));
-            row.push(num(*c));
-        }
-        row.extend([
-            num(r.scalar_mean),
-            num(r.scalar_ci95),
-            num(r.diff_mean),
-            num(r.diff_ci95),
-        ]);
-        rows.push(row);
-    }
+    let rows = csvio::results_rows(&l.sweep, results);
     let mut f = AtomicFile::create(path.to_path_buf())?;
     csvio::write_rows(&mut f, &rows).map_err(io_err(path))?;
     f.commit()
-}
-
-fn num(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        String::new()
-    }
 }
 
 fn write_best(l: &Loaded, path: &Path, best: &ConfigResult) -> Result<(), Failure> {
