@@ -9,6 +9,7 @@
 
 use super::Failure;
 use super::output::{AtomicFile, Loaded, ScenarioArgs, load_scenario};
+use super::progress::Progress;
 use clap::Args;
 use fleetsim::replay::{self, Knobs, Options, Recording};
 use std::fs::{self, File};
@@ -249,56 +250,6 @@ fn alternative(calibrated: &str, path: &Path) -> Result<(String, fleetsim::Scena
     Ok((name, sc))
 }
 
-/// A bar on a terminal; elsewhere (a pod's log, CI) a line at every tenth.
-fn progress_bar(len: u64, what: &'static str) -> Progress {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(len);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "{{bar:40}} {{pos}}/{{len}} {what}, ETA {{eta}}"
-            ))
-            .expect("a valid template"),
-        );
-        Progress::Bar(bar)
-    } else {
-        Progress::Lines {
-            len,
-            what,
-            shown: std::sync::atomic::AtomicU64::new(0),
-        }
-    }
-}
-
-enum Progress {
-    Bar(indicatif::ProgressBar),
-    Lines {
-        len: u64,
-        what: &'static str,
-        shown: std::sync::atomic::AtomicU64,
-    },
-}
-
-impl Progress {
-    fn set_position(&self, done: u64) {
-        match self {
-            Progress::Bar(b) => b.set_position(done),
-            Progress::Lines { len, what, shown } => {
-                let tenth = (done * 10 / (*len).max(1)).min(10);
-                if shown.fetch_max(tenth, std::sync::atomic::Ordering::Relaxed) < tenth {
-                    eprintln!("{done}/{len} {what}");
-                }
-            }
-        }
-    }
-
-    fn finish_and_clear(&self) {
-        if let Progress::Bar(b) = self {
-            b.finish_and_clear();
-        }
-    }
-}
-
 fn lay_over(base: &mut toml::Table, over: &toml::Table) {
     for (k, v) in over {
         match (base.get_mut(k), v) {
@@ -370,13 +321,13 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     let base = load_scenario(&base_args, None)?;
     let budget = replay::calibrate::Budget::DEFAULT;
     let planned = replay::calibrate::planned_simulations(budget, 4) as u64;
-    let bar = progress_bar(planned, "simulated windows (calibration)");
+    let bar = Progress::new("calibrate", planned, "simulated windows");
     let cal =
         replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, args.fit_tick, &|done| {
             bar.set_position(done as u64)
         })
         .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
-    bar.finish_and_clear();
+    bar.finish();
     write_json(out, fleetsim::schema::CALIBRATION, &cal)?;
     let mut file = AtomicFile::create(out.join("draws.csv"))?;
     write!(file, "{}", cal.draws_csv()).map_err(|e| Failure::run(e.to_string()))?;
@@ -394,8 +345,10 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     }
     let seeds = replay::validate::seeds_for(rec, args.seed, args.seeds as usize);
     let scenarios: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
-    let v = replay::validate::validate(rec, &cal.regime, &scenarios, &seeds)
+    let bar = Progress::new("validate", seeds.len() as u64, "simulated windows");
+    let v = replay::validate::validate_with(rec, &cal.regime, &scenarios, &seeds, &|| bar.inc(1))
         .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
+    bar.finish();
     let path = out.join(fleetsim::schema::VALIDATION.file);
     write_json(out, fleetsim::schema::VALIDATION, &v)?;
     if !args.json {
@@ -477,8 +430,11 @@ fn what_ifs(
     let alternatives = per_file;
     let recorded: Vec<fleetsim::Scenario> =
         kept.iter().map(|&i| draws[i].scenario.clone()).collect();
-    let policies = replay::whatif::what_if(&recorded, &alternatives, seeds)
+    let runs = replay::whatif::what_if_runs(&recorded, alternatives.len(), seeds.len());
+    let bar = Progress::new("what-if", runs as u64, "simulated windows");
+    let policies = replay::whatif::what_if_with(&recorded, &alternatives, seeds, &|| bar.inc(1))
         .map_err(|e| Failure::run(format!("what-if run failed: {e}")))?;
+    bar.finish();
     let w = replay::whatif::WhatIf {
         schema: replay::whatif::SCHEMA,
         calibration_reproduces: v.reproduces,

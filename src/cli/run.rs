@@ -9,7 +9,8 @@ use fleetsim::{Scenario, Sim, SimError};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Raised by the Ctrl-C handler; the event loop reads it every few thousand events.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -73,11 +74,23 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         ),
         WorkersCsv::new(&mut workers),
     );
-    let mut sim = Sim::new(sc, args.seed, &mut obs).with_stop_flag(&STOP);
+    let clock = Arc::new(AtomicU64::new(0));
+    let bar = super::progress::Progress::clock(
+        format!("run {} seed {}", loaded.stem, args.seed),
+        sc.duration.as_secs_f64().ceil() as u64,
+        clock.clone(),
+    );
+    let mut sim = Sim::new(sc, args.seed, &mut obs)
+        .with_stop_flag(&STOP)
+        .with_progress(&clock);
     if args.check_invariants {
         sim = sim.with_invariant_checks();
     }
     let result = sim.run();
+    match &result {
+        Ok(_) => bar.finish(),
+        Err(_) => bar.abandon(),
+    }
     let (csv, per_worker) = obs;
     csv.finish()
         .map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;

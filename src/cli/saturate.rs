@@ -62,14 +62,20 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
     let seeds: Vec<u64> = (args.seed..args.seed + args.seeds).collect();
     let workers = sc.fleet.workers();
     let (ceilings, policy) = whatif::ceilings(sc);
-    let simulated = whatif::saturate(sc, &seeds).map_err(|e| Failure::run(e.to_string()))?;
+    let runs = seeds.len() * (1 + whatif::CHURN_GRID.len());
+    let bar = super::progress::Progress::new("saturate", runs as u64, "simulations");
+    let tick = || bar.inc(1);
+    let simulated =
+        whatif::saturate(sc, &seeds, &tick).map_err(|e| Failure::run(e.to_string()))?;
     let absorbable = whatif::absorbable(
         sc,
         &seeds,
         args.fetch_failed_per_hour,
         args.retry_ok_per_hour,
+        &tick,
     )
     .map_err(|e| Failure::run(e.to_string()))?;
+    bar.finish();
     let mut verdicts: Vec<String> = ceilings
         .iter()
         .map(|c| whatif::verdict(c, absorbable.no_fetch_failed_per_hour, workers))

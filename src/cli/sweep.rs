@@ -13,10 +13,9 @@ use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
 use fleetsim::sweep::csvio::{self, Row};
 use fleetsim::sweep::manifest::{self, Manifest};
 use fleetsim::sweep::runner::{self, Base};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
 use std::fs::{self, OpenOptions};
-use std::io::{BufReader, IsTerminal, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -273,7 +272,7 @@ fn run_pending(
     let flag = stop.clone();
     // A second handler cannot be installed (merge after sweep in one process): ignore.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-    let bar = progress(pending.len() as u64);
+    let bar = super::progress::Progress::new("sweep", pending.len() as u64, "trials");
     let mut file = OpenOptions::new()
         .append(true)
         .open(trials)
@@ -294,20 +293,8 @@ fn run_pending(
         bar.abandon();
         return Ok(true);
     }
-    bar.finish_and_clear();
+    bar.finish();
     Ok(false)
-}
-
-fn progress(len: u64) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    if !std::io::stderr().is_terminal() {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} trials, {per_sec}, ETA {eta}")
-            .expect("a valid template"),
-    );
-    bar
 }
 
 /// Streams a trials file row by row (see `csvio::scan`); returns the
