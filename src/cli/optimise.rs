@@ -114,6 +114,7 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         settings.fresh_replications
     );
     let out = output_dir(&args.out, &stem(&args.sweep), "-optimise")?;
+    super::output::remove_stale_report(&out)?;
     // The search's simulations, then the finalists' and the base's on
     // fresh seeds (the search may use a few more: the total then grows).
     let planned = settings.budget * settings.replications
@@ -148,10 +149,17 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         println!("no feasible point found; see {}/trace.csv", out.display());
         return Ok(());
     };
-    let (raw, _) = l
+    let winner = config(sweep, &best.x);
+    let (mut raw, _) = l
         .base
-        .scenario(&config(sweep, &best.x))
+        .scenario(&winner)
         .map_err(|e| Failure::run(e.to_string()))?;
+    super::output::name_winner(
+        &mut raw,
+        "optimise",
+        &format!("search of {}", stem(&args.sweep)),
+        &winner[sweep.fixed.len()..],
+    );
     let mut f = AtomicFile::create(out.join("best.toml"))?;
     let head = format!(
         "# fleetsim optimise {}: fresh-seed cost {:.6} +- {:.6}, {:+.6} +- {:.6} against the base (95% CI, paired)\n",

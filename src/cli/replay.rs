@@ -4,8 +4,9 @@
 //!
 //! Exit codes: 0 done; 1 a run failed; 2 bad input, or a what-if refused
 //! because the calibration does not reproduce its window (without
-//! `--force`); 3 with `--check`, the verdict is negative (the calibration
-//! does not reproduce its window), after every file is written.
+//! `--force`); 1 also with `--check` when the verdict is negative (the
+//! calibration does not reproduce its window: `error: verdict: ...`), after
+//! every file is written.
 
 use super::Failure;
 use super::output::{AtomicFile, Loaded, ScenarioArgs, load_scenario};
@@ -21,10 +22,10 @@ const MAX_SEEDS: u64 = 256;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 done; 1 a run failed; 2 bad input, or --what-if refused \
-    on a calibration that does not reproduce its window (add --force); 3 with --check, the \
-    verdict is negative: the calibration does not reproduce its window (every file is still \
-    written)."
+    after_help = "Exit codes: 0 done; 1 a run failed, or with --check a negative verdict: the \
+    calibration does not reproduce its window (every file is still written; the message \
+    starts `error: verdict:`); 2 bad input, or --what-if refused on a calibration that does \
+    not reproduce its window (add --force)."
 )]
 pub struct ReplayArgs {
     /// Recordings: events.csv from `fleetsim run`, JSON Lines exports, or
@@ -82,7 +83,7 @@ pub struct ReplayArgs {
     /// window (refused otherwise, exit 2); the output is labelled as such.
     #[arg(long)]
     pub force: bool,
-    /// Gate a deploy: with --calibrate, exit 3 when the verdict is negative
+    /// Gate a deploy: with --calibrate, exit 1 when the verdict is negative
     /// (the calibration does not reproduce its window).
     #[arg(long)]
     pub check: bool,
@@ -197,6 +198,7 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     });
     fs::create_dir_all(&out)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    super::output::remove_stale_report(&out)?;
     let mut file = AtomicFile::create(out.join("analysis.json"))?;
     write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;

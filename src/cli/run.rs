@@ -3,7 +3,7 @@
 use super::Failure;
 use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir};
 use clap::Args;
-use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv};
+use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv, threshold};
 use fleetsim::scenario::Override;
 use fleetsim::{Scenario, Sim, SimError};
 use std::fs;
@@ -41,6 +41,16 @@ pub struct RunArgs {
     /// Check every invariant after every event (slow; for debugging scenarios).
     #[arg(long)]
     pub check_invariants: bool,
+    /// Exit 1 when the run crosses a threshold, k6-style: `METRIC OP NUMBER`
+    /// on summary.json's metrics, or a count with `_per_hour` appended, e.g.
+    /// --fail-if 'fetch_failed_per_hour > 0.1' (repeatable; every output is
+    /// written first).
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+    /// Overwrite a complete run of another scenario, override set or seed
+    /// in the output directory (refused without it).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
@@ -48,9 +58,26 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         key: "run.duration_h".into(),
         value: toml::Value::Float(h),
     });
+    // Thresholds are checked before any work: a typo fails in a second.
+    let thresholds = args
+        .fail_if
+        .iter()
+        .map(|t| threshold::parse(t).map_err(Failure::input))
+        .collect::<Result<Vec<_>, _>>()?;
     let loaded = load_scenario(&args.scenario, hours)?;
     let sc = &loaded.scenario;
-    let out = output_dir(&args.out, &loaded.stem, &format!("-seed{}", args.seed))?;
+    // The resolved scenario (every default, every --set applied), written
+    // as scenario.toml so the directory says which policy produced it.
+    let resolved = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
+    let digest = super::output::overrides_digest(&args.scenario.set, args.hours)
+        .map_or(String::new(), |d| format!("-{d}"));
+    let out = output_dir(
+        &args.out,
+        &loaded.stem,
+        &format!("-seed{}{digest}", args.seed),
+    )?;
+    refuse_another_run(&out, &resolved, args.seed, args.force)?;
+    super::output::remove_stale_report(&out)?;
     // summary.json marks a complete run: remove any old one first, so a run
     // killed half-way never sits beside a summary that looks like its own.
     // An earlier interruption's partial rows go too.
@@ -110,9 +137,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     events.commit()?;
     timeline.commit()?;
     workers.commit()?;
-    // The resolved scenario (every default, every --set applied), so the
-    // directory says which policy produced it (`fleetsim report` reads it).
-    let resolved = toml::to_string(&loaded.raw).map_err(|e| Failure::run(e.to_string()))?;
+    // `fleetsim report` reads scenario.toml too.
     let mut scenario_file = AtomicFile::create(out.join("scenario.toml"))?;
     scenario_file
         .write_all(resolved.as_bytes())
@@ -135,7 +160,55 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         let cmd = command(&args);
         println!("reproduce with: {cmd} --seed {}", args.seed);
     }
+    let failed = threshold::failures(&output.summary, &thresholds);
+    if !failed.is_empty() {
+        return Err(Failure::verdict(format!(
+            "--fail-if: {} of {} thresholds crossed: {}",
+            failed.len(),
+            thresholds.len(),
+            failed.join("; ")
+        )));
+    }
     Ok(())
+}
+
+/// Refuses to overwrite a complete run (summary.json and scenario.toml)
+/// of another resolved scenario or seed, unless `force`. An unfinished or
+/// interrupted run's files, and the same run again, are overwritten.
+fn refuse_another_run(out: &Path, resolved: &str, seed: u64, force: bool) -> Result<(), Failure> {
+    let (summary, scenario) = (out.join("summary.json"), out.join("scenario.toml"));
+    if force || !summary.exists() || !scenario.exists() {
+        return Ok(());
+    }
+    let before = super::limits::read_input_text(&scenario)?;
+    let old_seed = serde_json::from_str::<serde_json::Value>(&super::limits::read_input_text(
+        &summary,
+    )?)
+    .ok()
+    .and_then(|v| v["seed"].as_u64());
+    let why = if before != resolved {
+        let line = before
+            .lines()
+            .zip(resolved.lines())
+            .position(|(a, b)| a != b)
+            .map_or(before.lines().count().min(resolved.lines().count()), |i| i)
+            + 1;
+        format!(
+            "a complete run of another scenario (its scenario.toml differs from this run's at \
+             line {line})"
+        )
+    } else if old_seed != Some(seed) {
+        format!(
+            "a complete run of seed {}",
+            old_seed.map_or("(unknown)".into(), |s| s.to_string())
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Failure::input(format!(
+        "{}: holds {why}; choose another --out, or add --force to overwrite it",
+        out.display()
+    )))
 }
 
 /// The command that reproduces this run, without `--seed` and `--out`.

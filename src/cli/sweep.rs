@@ -426,6 +426,7 @@ impl Shard {
 
 /// results.csv, pareto.csv, best.toml and the printed table.
 fn finalize(l: &Loaded, out: &Path, trials: &Path) -> Result<(), Failure> {
+    super::output::remove_stale_report(out)?;
     let names = Summary::metric_names();
     let lookup = |r: &Row, m: &str| {
         names
@@ -496,10 +497,13 @@ fn write_results(l: &Loaded, path: &Path, results: &[ConfigResult]) -> Result<()
 }
 
 fn write_best(l: &Loaded, path: &Path, best: &ConfigResult) -> Result<(), Failure> {
-    let (raw, _) = l
+    let config = l.sweep.config(best.config);
+    let (mut raw, _) = l
         .base
-        .scenario(&l.sweep.config(best.config))
+        .scenario(&config)
         .map_err(|e| Failure::run(e.to_string()))?;
+    let source = format!("configuration {} of the sweep", best.config);
+    super::output::name_winner(&mut raw, "sweep", &source, &config);
     let body = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
     let mut f = AtomicFile::create(path.to_path_buf())?;
     let head = format!(

@@ -300,6 +300,12 @@ fn forced_churn(sc: &Scenario, rate_per_hour: f64) -> Scenario {
     s
 }
 
+/// Whether a gate (or the whole policy) is a capacity guard: its ceiling is
+/// known and within the churn the clients absorb. `verdict` says why not.
+pub fn is_capacity_guard(c: &Ceiling, absorbable_per_hour: Option<f64>) -> bool {
+    matches!((c.per_hour, absorbable_per_hour), (Some(r), Some(a)) if r <= a)
+}
+
 /// The verdict for one gate: a guard whose ceiling is above absorbable churn
 /// is not a capacity guard.
 pub fn verdict(c: &Ceiling, absorbable_per_hour: Option<f64>, workers: usize) -> String {
