@@ -45,9 +45,15 @@ fn default_folders_carry_a_digest_of_the_overrides() {
     ok(d, &["run", "--hours", "1", "--set", "policy.cooldown_s=60"]);
     ok(d, &["run", "--hours", "1", "--set", "policy.cooldown_s=90"]);
     let runs = folders(&d.join("out"));
-    assert_eq!(runs.len(), 3, "three override sets, three folders: {runs:?}");
+    assert_eq!(
+        runs.len(),
+        3,
+        "three override sets, three folders: {runs:?}"
+    );
     for r in &runs {
-        let digest = r.strip_prefix("render-2x3-seed1-").expect("the default's stem and seed");
+        let digest = r
+            .strip_prefix("render-2x3-seed1-")
+            .expect("the default's stem and seed");
         assert!(
             digest.len() == 6 && digest.chars().all(|c| c.is_ascii_hexdigit()),
             "{r}"
@@ -73,14 +79,26 @@ fn a_run_never_overwrites_another_complete_run_without_force() {
 
     let (code, _, err) = fleetsim_in(
         d,
-        &["run", "--hours", "1", "--out", o, "--set", "policy.cooldown_s=60"],
+        &[
+            "run",
+            "--hours",
+            "1",
+            "--out",
+            o,
+            "--set",
+            "policy.cooldown_s=60",
+        ],
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("holds a complete run of another scenario") && err.contains("--force"),
         "{err}"
     );
-    assert_eq!(fs::read_to_string(out.join("summary.json")).unwrap(), first, "untouched");
+    assert_eq!(
+        fs::read_to_string(out.join("summary.json")).unwrap(),
+        first,
+        "untouched"
+    );
 
     let (code, _, err) = fleetsim_in(d, &["run", "--hours", "1", "--out", o, "--seed", "2"]);
     assert_eq!(code, Some(2), "{err}");
@@ -88,7 +106,10 @@ fn a_run_never_overwrites_another_complete_run_without_force() {
 
     // The same run again is no conflict; --force overwrites another.
     ok(d, &["run", "--hours", "1", "--out", o]);
-    ok(d, &["run", "--hours", "1", "--out", o, "--seed", "2", "--force"]);
+    ok(
+        d,
+        &["run", "--hours", "1", "--out", o, "--seed", "2", "--force"],
+    );
     assert_ne!(fs::read_to_string(out.join("summary.json")).unwrap(), first);
 }
 
@@ -104,7 +125,16 @@ fn new_data_never_sits_beside_an_old_report() {
     // A second run with other --set values (forced into the same folder).
     ok(
         d,
-        &["run", "--hours", "2", "--out", o, "--set", "policy.cooldown_s=60", "--force"],
+        &[
+            "run",
+            "--hours",
+            "2",
+            "--out",
+            o,
+            "--set",
+            "policy.cooldown_s=60",
+            "--force",
+        ],
     );
     let left: Vec<String> = folders(&out)
         .into_iter()
@@ -151,10 +181,18 @@ fn best_toml_names_itself_for_what_it_is() {
         .unwrap();
     assert_eq!(best["name"].as_str(), Some("render-2x3-sweep-best"));
     let desc = best["description"].as_str().unwrap();
-    assert!(desc.starts_with("fleetsim sweep's winner (configuration "), "{desc}");
+    assert!(
+        desc.starts_with("fleetsim sweep's winner (configuration "),
+        "{desc}"
+    );
     assert!(desc.contains("(base render-2x3: "), "{desc}");
 
-    ok(d, &["optimise", "s.toml", "--budget", "4", "--fresh", "2", "--out", "opt"]);
+    ok(
+        d,
+        &[
+            "optimise", "s.toml", "--budget", "4", "--fresh", "2", "--out", "opt",
+        ],
+    );
     let best: toml::Table = fs::read_to_string(d.join("opt/best.toml"))
         .unwrap()
         .parse()

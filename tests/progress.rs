@@ -68,7 +68,10 @@ fn a_sweep_with_stderr_in_a_file_prints_progress_lines() {
     assert!(p.len() >= 2, "a line on the way and the last: {stderr}");
     assert!(p.windows(2).all(|w| w[0].0 <= w[1].0), "{p:?}");
     assert_eq!(*p.last().unwrap(), (40, 40), "{stderr}");
-    assert!(stderr.contains("progress: sweep: done, 40/40 trials (100%)"), "{stderr}");
+    assert!(
+        stderr.contains("progress: sweep: done, 40/40 trials (100%)"),
+        "{stderr}"
+    );
     assert!(!stdout.contains("progress:"), "progress stays off stdout");
 
     // --quiet: no progress at all, the results as before.
@@ -113,7 +116,10 @@ fn a_large_fleet_run_shows_its_simulated_clock() {
         "at least two lines part-way through the simulated 6 h: {stderr}"
     );
     assert!(between.windows(2).all(|w| w[0] <= w[1]), "{between:?}");
-    assert!(stderr.contains("done, 21600/21600 simulated s (100%)"), "{stderr}");
+    assert!(
+        stderr.contains("done, 21600/21600 simulated s (100%)"),
+        "{stderr}"
+    );
     assert!(stdout.contains("reproduce with:"));
 }
 

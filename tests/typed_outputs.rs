@@ -70,13 +70,26 @@ fn check_typed(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let (config, is_base) = (col("config"), col("is_base"));
     for row in &rows {
         let base = row[config] == "0";
-        assert_eq!(row[is_base], base.to_string(), "{}: {row:?}", path.display());
+        assert_eq!(
+            row[is_base],
+            base.to_string(),
+            "{}: {row:?}",
+            path.display()
+        );
         for p in PARAMS {
             let cell = &row[col(p)];
             if base {
-                assert!(cell.is_empty(), "{}: the base's {p} is `{cell}`", path.display());
+                assert!(
+                    cell.is_empty(),
+                    "{}: the base's {p} is `{cell}`",
+                    path.display()
+                );
             } else {
-                assert!(cell.parse::<f64>().is_ok(), "{}: {p} = `{cell}`", path.display());
+                assert!(
+                    cell.parse::<f64>().is_ok(),
+                    "{}: {p} = `{cell}`",
+                    path.display()
+                );
             }
         }
     }
@@ -131,7 +144,11 @@ fn sweep_tables_are_typed_for_pandas() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let (header, rows) = check_typed(&dir.join("trials.csv"));
     assert_eq!(header.iter().filter(|h| *h == "seed").count(), 1);
@@ -171,7 +188,10 @@ fn sweep_tables_are_typed_for_pandas() {
             .args(["--numeric", &PARAMS.join(","), "--base"])
             .output()
             .unwrap();
-        assert!(!out.status.success(), "a text cell in a parameter column must fail");
+        assert!(
+            !out.status.success(),
+            "a text cell in a parameter column must fail"
+        );
         assert!(String::from_utf8_lossy(&out.stderr).contains("policy.cooldown_s"));
     }
 }
@@ -183,7 +203,11 @@ fn sweep_tables_are_typed_for_pandas() {
 fn the_old_layout_is_refused_with_what_to_do() {
     let tmp = TempDir::new("typed-old");
     let file = tmp.path().join("s.toml");
-    fs::write(&file, SWEEP.replace("values = [20.0, 40.0]", "values = [20.0]")).unwrap();
+    fs::write(
+        &file,
+        SWEEP.replace("values = [20.0, 40.0]", "values = [20.0]"),
+    )
+    .unwrap();
     let dir = tmp.path().join("out");
     let (f, d) = (file.to_str().unwrap(), dir.to_str().unwrap());
     assert!(fleetsim(&["sweep", f, "--out", d]).status.success());
@@ -204,7 +228,10 @@ fn the_old_layout_is_refused_with_what_to_do() {
         let out = fleetsim(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains("model.toml") && err.contains("layout 1"), "{err}");
+        assert!(
+            err.contains("model.toml") && err.contains("layout 1"),
+            "{err}"
+        );
         assert!(err.contains("new --out"), "{err}");
     }
 
@@ -216,5 +243,8 @@ fn the_old_layout_is_refused_with_what_to_do() {
     let out = fleetsim(&["merge", d, "--out", m]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("trials.csv: line 1:") && err.contains("layout 1"), "{err}");
+    assert!(
+        err.contains("trials.csv: line 1:") && err.contains("layout 1"),
+        "{err}"
+    );
 }

@@ -39,7 +39,10 @@ fn saturate_check_exits_1_on_a_policy_that_is_no_capacity_guard() {
         "{err}"
     );
     let j = json(&bad.join("saturate.json"));
-    assert_eq!(j["policy_is_capacity_guard"], false, "written before the verdict");
+    assert_eq!(
+        j["policy_is_capacity_guard"], false,
+        "written before the verdict"
+    );
     assert_eq!(j["schema_version"], 1);
 
     // Without --check the same verdict exits 0.
@@ -58,7 +61,10 @@ fn saturate_check_exits_1_on_a_policy_that_is_no_capacity_guard() {
     ]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("whole policy: permits 0.5/h, within"), "{out}");
-    assert_eq!(json(&good.join("saturate.json"))["policy_is_capacity_guard"], true);
+    assert_eq!(
+        json(&good.join("saturate.json"))["policy_is_capacity_guard"],
+        true
+    );
 }
 
 #[test]
@@ -87,10 +93,19 @@ fn run_fail_if_gates_on_the_summary() {
     assert_eq!(code, Some(0), "{err}");
     let (code, stdout, err) = with(&["--fail-if", &below, "--fail-if", "recycles < 1"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.starts_with("error: verdict: --fail-if: 1 of 2 thresholds crossed"), "{err}");
-    assert!(err.contains(&format!("`{below}`: retry_ok_per_hour = ")), "{err}");
+    assert!(
+        err.starts_with("error: verdict: --fail-if: 1 of 2 thresholds crossed"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("`{below}`: retry_ok_per_hour = ")),
+        "{err}"
+    );
     assert!(stdout.contains("reproduce with:"), "the run still reports");
-    assert!(out.join("summary.json").exists(), "outputs written before the verdict");
+    assert!(
+        out.join("summary.json").exists(),
+        "outputs written before the verdict"
+    );
 
     // A bad expression: exit 2 before any work, naming it.
     let fresh = tmp.path().join("never");
@@ -99,9 +114,13 @@ fn run_fail_if_gates_on_the_summary() {
         ("fetchfailed > 1", "unknown metric `fetchfailed`"),
         ("retry_ok", "expected METRIC OP NUMBER"),
     ] {
-        let (code, _, err) = fleetsim(&["run", "--out", fresh.to_str().unwrap(), "--fail-if", expr]);
+        let (code, _, err) =
+            fleetsim(&["run", "--out", fresh.to_str().unwrap(), "--fail-if", expr]);
         assert_eq!(code, Some(2), "{err}");
-        assert!(err.contains(&format!("--fail-if `{expr}`")) && err.contains(says), "{err}");
+        assert!(
+            err.contains(&format!("--fail-if `{expr}`")) && err.contains(says),
+            "{err}"
+        );
         assert!(!fresh.exists(), "nothing ran");
     }
 }

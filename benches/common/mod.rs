@@ -197,7 +197,8 @@ pub fn run(sc: &Scenario) -> Summary {
 pub fn run_hooked(sc: &Scenario, progress: bool) -> Summary {
     use std::sync::atomic::{AtomicBool, AtomicU64};
     let (stop, at) = (AtomicBool::new(false), AtomicU64::new(0));
-    let mut sim = fleetsim::Sim::new(sc, SEED, fleetsim::metrics::NullObserver).with_stop_flag(&stop);
+    let mut sim =
+        fleetsim::Sim::new(sc, SEED, fleetsim::metrics::NullObserver).with_stop_flag(&stop);
     if progress {
         sim = sim.with_progress(&at);
     }

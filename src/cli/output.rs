@@ -125,8 +125,9 @@ pub fn remove_stale_report(dir: &Path) -> Result<(), Failure> {
         let name = entry.file_name().to_string_lossy().into_owned();
         let drawn = name == "report.html" || name.ends_with(".svg");
         if drawn && entry.file_type().is_ok_and(|t| t.is_file()) {
-            fs::remove_file(entry.path())
-                .map_err(|e| Failure::run(format!("{}: cannot remove: {e}", entry.path().display())))?;
+            fs::remove_file(entry.path()).map_err(|e| {
+                Failure::run(format!("{}: cannot remove: {e}", entry.path().display()))
+            })?;
         }
     }
     Ok(())
@@ -145,7 +146,11 @@ pub fn name_winner(
     let set: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     raw.description = format!(
         "fleetsim {command}'s winner ({source}): {} (base {}: {})",
-        if set.is_empty() { "the base itself".into() } else { set.join(", ") },
+        if set.is_empty() {
+            "the base itself".into()
+        } else {
+            set.join(", ")
+        },
         raw.name,
         raw.description
     );

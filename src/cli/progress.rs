@@ -114,7 +114,12 @@ impl Progress {
     /// Progress of one simulation of `duration_s` simulated seconds, read
     /// from `clock` (microseconds, as `Sim::with_progress` publishes).
     pub fn clock(label: impl Into<String>, duration_s: u64, clock: Arc<AtomicU64>) -> Self {
-        Self::build(label.into(), duration_s, "simulated s", Some((clock, 1_000_000)))
+        Self::build(
+            label.into(),
+            duration_s,
+            "simulated s",
+            Some((clock, 1_000_000)),
+        )
     }
 
     fn build(

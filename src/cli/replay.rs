@@ -306,8 +306,7 @@ fn write_json<T: serde::Serialize>(
     format: fleetsim::schema::Format,
     value: &T,
 ) -> Result<(), Failure> {
-    let json =
-        fleetsim::schema::to_json(format, value).map_err(|e| Failure::run(e.to_string()))?;
+    let json = fleetsim::schema::to_json(format, value).map_err(|e| Failure::run(e.to_string()))?;
     let mut file = AtomicFile::create(out.join(format.file))?;
     write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()

@@ -181,11 +181,10 @@ fn refuse_another_run(out: &Path, resolved: &str, seed: u64, force: bool) -> Res
         return Ok(());
     }
     let before = super::limits::read_input_text(&scenario)?;
-    let old_seed = serde_json::from_str::<serde_json::Value>(&super::limits::read_input_text(
-        &summary,
-    )?)
-    .ok()
-    .and_then(|v| v["seed"].as_u64());
+    let old_seed =
+        serde_json::from_str::<serde_json::Value>(&super::limits::read_input_text(&summary)?)
+            .ok()
+            .and_then(|v| v["seed"].as_u64());
     let why = if before != resolved {
         let line = before
             .lines()

@@ -72,8 +72,7 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
     let runs = seeds.len() * (1 + whatif::CHURN_GRID.len());
     let bar = super::progress::Progress::new("saturate", runs as u64, "simulations");
     let tick = || bar.inc(1);
-    let simulated =
-        whatif::saturate(sc, &seeds, &tick).map_err(|e| Failure::run(e.to_string()))?;
+    let simulated = whatif::saturate(sc, &seeds, &tick).map_err(|e| Failure::run(e.to_string()))?;
     let absorbable = whatif::absorbable(
         sc,
         &seeds,
@@ -124,7 +123,9 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
         println!("wrote {}/saturate.json", out.display());
     }
     if args.check && !policy_is_capacity_guard {
-        return Err(Failure::verdict(format!("saturate --check: {policy_verdict}")));
+        return Err(Failure::verdict(format!(
+            "saturate --check: {policy_verdict}"
+        )));
     }
     Ok(())
 }

@@ -90,7 +90,11 @@ pub fn parse(text: &str) -> Result<Threshold, String> {
         })?;
     let metric = text[..at].trim();
     let number = text[at + len..].trim();
-    if metric.is_empty() || !metric.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if metric.is_empty()
+        || !metric
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
         return Err(bad(format!(
             "`{metric}` is not a metric name (letters, digits and _)"
         )));
@@ -137,7 +141,10 @@ pub fn failures(summary: &Summary, thresholds: &[Threshold]) -> Vec<String> {
                 t.value
             )),
             Some(_) => None,
-            None => Some(format!("`{}`: {} has no value in this run", t.text, t.metric)),
+            None => Some(format!(
+                "`{}`: {} has no value in this run",
+                t.text, t.metric
+            )),
         })
         .collect()
 }
@@ -149,7 +156,10 @@ mod tests {
     #[test]
     fn expressions_parse_and_bad_ones_name_themselves() {
         let t = parse("fetch_failed_per_hour > 0.1").unwrap();
-        assert_eq!((t.metric.as_str(), t.op, t.value), ("fetch_failed_per_hour", Op::Gt, 0.1));
+        assert_eq!(
+            (t.metric.as_str(), t.op, t.value),
+            ("fetch_failed_per_hour", Op::Gt, 0.1)
+        );
         assert_eq!(parse("oom_kills>=1").unwrap().op, Op::Ge);
         assert_eq!(parse(" max_rss_mb <= 700 ").unwrap().op, Op::Le);
         assert_eq!(parse("recycles != 3").unwrap().op, Op::Ne);

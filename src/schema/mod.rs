@@ -57,7 +57,8 @@ pub const WHATIF: Format = Format {
 };
 
 /// Every stamped JSON format, for docs and tests.
-pub const JSON_FORMATS: [Format; 6] = [SUMMARY, SATURATE, ANALYSIS, VALIDATION, CALIBRATION, WHATIF];
+pub const JSON_FORMATS: [Format; 6] =
+    [SUMMARY, SATURATE, ANALYSIS, VALIDATION, CALIBRATION, WHATIF];
 
 #[derive(Serialize)]
 struct Stamped<'a, T: Serialize> {
@@ -100,7 +101,16 @@ mod tests {
             .lines()
             .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
             .collect();
-        assert_eq!(keys, ["b", "a", "schema_version", "model_version", "fleetsim_version"]);
+        assert_eq!(
+            keys,
+            [
+                "b",
+                "a",
+                "schema_version",
+                "model_version",
+                "fleetsim_version"
+            ]
+        );
         assert!(json.ends_with("}\n"));
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["schema_version"], 1);
