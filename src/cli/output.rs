@@ -143,7 +143,19 @@ pub fn name_winner(
     source: &str,
     params: &[(String, toml::Value)],
 ) {
-    let set: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    // The description rounds to 4 significant digits; the keys keep the
+    // exact values.
+    let short = |v: &toml::Value| match v {
+        toml::Value::Float(x) if x.is_finite() && *x != 0.0 => {
+            let decimals = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+            format!("{x:.decimals$}")
+        }
+        other => other.to_string(),
+    };
+    let set: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", short(v)))
+        .collect();
     raw.description = format!(
         "fleetsim {command}'s winner ({source}): {} (base {}: {})",
         if set.is_empty() {
