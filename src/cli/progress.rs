@@ -205,12 +205,15 @@ impl Progress {
         }
     }
 
-    /// All done: the bar is cleared; a plain display prints its last line.
+    /// All done: the bar is cleared; a plain display prints its last line,
+    /// unless the work took less than one interval (a quick command's log
+    /// stays free of progress).
     pub fn finish(&self) {
         self.stop_ticker();
         let s = &self.shared;
         match s.mode {
             Mode::Bar => s.bar.finish_and_clear(),
+            Mode::Plain if s.start.elapsed() < s.every => {}
             Mode::Plain => {
                 if let Some(len) = s.bar.length() {
                     s.bar.set_position(len);
