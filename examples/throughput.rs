@@ -7,6 +7,8 @@
 //! cargo run --profile bench --example throughput -- default_24h 24 200   # 200 runs (perf)
 //! cargo run --profile bench --example throughput -- large_fleet 1   # one run, with peak memory
 //! cargo run --profile bench --example throughput -- peer 24   # the SimPy peer's fleet, in process
+//! cargo run --profile bench --example throughput -- high_rate+progress 1   # as `fleetsim run` drives it
+//! cargo run --profile bench --example throughput -- high_rate+stop 1   # the Ctrl-C flag alone
 //! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
 //! cargo run --profile bench --example throughput -- bare_peer 24 5  # benches/common/bare.rs
 //! ```
@@ -69,6 +71,14 @@ fn main() {
             .map_or(1, |r| r.parse().expect("runs is a count"));
         // A textbook engine (for scale) or a fleetsim workload: (events,
         // requests, the bare engine's mean wait).
+        // `+progress`: the Ctrl-C flag and the progress hook wired, as
+        // `fleetsim run` does; `+stop`: the flag alone.
+        let (name, hook) = match name.split_once('+') {
+            Some((n, "progress")) => (n, Some(true)),
+            Some((n, "stop")) => (n, Some(false)),
+            Some((_, h)) => panic!("unknown hook +{h}: +progress or +stop"),
+            None => (name.as_str(), None),
+        };
         let bare = bare_workload(name);
         let sc = bare.is_none().then(|| workload(name, hours));
         let once = || match (bare, &sc) {
@@ -77,7 +87,10 @@ fn main() {
                 (r.events, r.requests, Some(r.mean_wait_s))
             }
             (None, Some(sc)) => {
-                let s = common::run(sc);
+                let s = match hook {
+                    Some(p) => common::run_hooked(sc, p),
+                    None => common::run(sc),
+                };
                 (s.events_processed, s.requests_total, None)
             }
             (None, None) => unreachable!("a workload or a bare engine"),

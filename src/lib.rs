@@ -10,6 +10,7 @@ pub mod policy;
 pub mod replay;
 pub mod report;
 pub mod scenario;
+pub mod schema;
 pub mod sim;
 pub mod sweep;
 pub mod text;

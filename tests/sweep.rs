@@ -89,8 +89,13 @@ fn threads_resume_and_shards_give_the_same_bytes() {
     assert_eq!(trials.lines().count(), 9 * 3 + 1);
     assert!(trials.contains("jitter"), "failed trials say why");
     let results = read(&one, "results.csv");
+    let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+    let feasible = header.iter().position(|h| *h == "feasible").unwrap();
     assert!(
-        results.lines().any(|l| l.contains(",false,")),
+        results
+            .lines()
+            .skip(1)
+            .any(|l| l.split(',').nth(feasible) == Some("false")),
         "invalid configurations are infeasible"
     );
 
@@ -231,7 +236,7 @@ fn resume_and_merge_refuse_another_model() {
         fleetsim::VERSION
     );
     assert!(model.ends_with(&current), "{model}");
-    assert!(read(&dir, "trials.csv").starts_with("trial,config,replication,seed,"));
+    assert!(read(&dir, "trials.csv").starts_with("trial,config,replication,seed,is_base,"));
     let (f, d, m) = (
         file.to_str().unwrap(),
         dir.to_str().unwrap(),
@@ -247,7 +252,10 @@ fn resume_and_merge_refuse_another_model() {
     let other = fleetsim::MODEL_VERSION + 1;
     fs::write(
         dir.join("model.toml"),
-        format!("model_version = {other}\nfleetsim_version = \"0.0.1\"\n"),
+        format!(
+            "schema_version = {}\nmodel_version = {other}\nfleetsim_version = \"0.0.1\"\n",
+            fleetsim::sweep::csvio::SCHEMA_VERSION
+        ),
     )
     .unwrap();
     for args in [

@@ -233,12 +233,12 @@ fn what_ifs_on_a_failed_calibration_are_refused_or_forced_and_labelled() {
 }
 
 #[test]
-fn check_exits_3_when_the_verdict_is_negative() {
+fn check_exits_1_when_the_verdict_is_negative() {
     let dir = common::TempDir::new("validation-rules-check");
     let (code, stdout, err) = replay(&dir.path().join("fails"), &["--check"]);
-    assert_eq!(code, Some(3), "{stdout}{err}");
+    assert_eq!(code, Some(1), "{stdout}{err}");
     assert!(
-        err.contains("--check") && err.contains("fetch_failed per hour"),
+        err.contains("error: verdict: --check") && err.contains("fetch_failed per hour"),
         "{err}"
     );
     assert!(
@@ -317,7 +317,7 @@ fn check_exits_3_when_the_verdict_is_negative() {
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(
-        help.contains("Exit codes:") && help.contains("3 with --check"),
+        help.contains("Exit codes:") && help.contains("with --check a negative verdict"),
         "{help}"
     );
 }

@@ -191,6 +191,25 @@ pub fn run(sc: &Scenario) -> Summary {
     fleetsim::run_summary(sc, SEED).expect("a benchmark run stays within its event budget")
 }
 
+/// `run` as `fleetsim run` drives the loop: with the Ctrl-C flag and the
+/// progress hook (`Sim::with_progress`) wired, or with the flag alone
+/// (`progress = false`, the loop as it was before the hook).
+pub fn run_hooked(sc: &Scenario, progress: bool) -> Summary {
+    use std::sync::atomic::{AtomicBool, AtomicU64};
+    let (stop, at) = (AtomicBool::new(false), AtomicU64::new(0));
+    let mut sim =
+        fleetsim::Sim::new(sc, SEED, fleetsim::metrics::NullObserver).with_stop_flag(&stop);
+    if progress {
+        sim = sim.with_progress(&at);
+    }
+    let s = sim
+        .run()
+        .expect("a benchmark run stays within its event budget")
+        .summary;
+    assert!(!progress || at.into_inner() > 0 || s.events_processed < 4096);
+    s
+}
+
 /// Events and requests of one run, printed once so `events/s` can be
 /// derived from a benchmark that counts requests (and the reverse).
 pub fn describe(name: &str, sc: &Scenario) -> Summary {

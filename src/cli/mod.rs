@@ -6,6 +6,7 @@ mod limits;
 mod lock;
 mod optimise;
 mod output;
+mod progress;
 mod replay;
 mod report;
 mod run;
@@ -23,9 +24,12 @@ use std::sync::LazyLock;
 pub const EXIT_INPUT: i32 = 2;
 /// Exit code for a failure while running.
 pub const EXIT_RUN: i32 = 1;
-/// Exit code of `replay --calibrate --check` when the verdict is negative:
-/// the calibration does not reproduce its window.
-pub const EXIT_VERDICT: i32 = 3;
+/// Exit code of a negative verdict a pipeline gates on: `saturate --check`
+/// (the policy is not a capacity guard), `replay --calibrate --check` (the
+/// calibration does not reproduce its window), `run --fail-if` (a
+/// threshold crossed). The same 1 as a failed run: either way the step did
+/// not pass; the message (`error: verdict: ...`) says which and why.
+pub const EXIT_VERDICT: i32 = 1;
 /// Exit code of a run or sweep stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -45,6 +49,10 @@ static VERSION: LazyLock<String> =
                   With no scenario it runs the embedded default, the seeds' 2x3 Render fleet."
 )]
 struct Cli {
+    /// No progress bar or progress lines on stderr (results and errors
+    /// still print).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -95,10 +103,11 @@ impl Failure {
         }
     }
 
+    /// A negative verdict: exit 1, the message prefixed `verdict: `.
     pub fn verdict(message: impl Into<String>) -> Self {
         Failure {
             code: EXIT_VERDICT,
-            message: message.into(),
+            message: format!("verdict: {}", message.into()),
         }
     }
 
@@ -121,6 +130,7 @@ impl From<fleetsim::sweep::runner::SpawnError> for Failure {
 
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Saturate(args) => saturate::run(args),

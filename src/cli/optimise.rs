@@ -4,6 +4,7 @@
 
 use super::Failure;
 use super::output::{AtomicFile, output_dir, stem};
+use super::progress::Progress;
 use super::sweep::{Loaded, load_sweep};
 use clap::Args;
 use fleetsim::Sim;
@@ -76,19 +77,25 @@ static STOP: AtomicBool = AtomicBool::new(false);
 pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
     let l: Loaded = load_sweep(&args.sweep)?;
     let sweep = &l.sweep;
+    // Set once the settings are known; the objective only counts.
+    let bar = std::sync::OnceLock::<Progress>::new();
     let objective = |x: Option<&[f64]>, r: u64| -> f64 {
         if STOP.load(Ordering::Relaxed) {
             return INFEASIBLE;
         }
         let cfg = x.map(|x| config(sweep, x)).unwrap_or_default();
         let seed = replication_seed(sweep.seed, r);
-        match l.base.scenario(&cfg) {
+        let c = match l.base.scenario(&cfg) {
             Ok((_, sc)) => Sim::new(&sc, seed, NullObserver)
                 .with_stop_flag(&STOP)
                 .run()
                 .map_or(INFEASIBLE, |o| cost(sweep, &o.summary)),
             Err(_) => INFEASIBLE,
+        };
+        if let Some(b) = bar.get() {
+            b.inc(1);
         }
+        c
     };
     let settings = Settings {
         dim: sweep.params.len(),
@@ -107,10 +114,22 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         settings.fresh_replications
     );
     let out = output_dir(&args.out, &stem(&args.sweep), "-optimise")?;
+    super::output::remove_stale_report(&out)?;
+    // The search's simulations, then the finalists' and the base's on
+    // fresh seeds (the search may use a few more: the total then grows).
+    let planned = settings.budget * settings.replications
+        + (settings.finalists as u64 + 1) * settings.fresh_replications;
+    let _ = bar.set(Progress::new("optimise", planned, "simulations"));
     // A second handler cannot be installed in one process: Ctrl-C then ends it as usual.
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     let search = optimise::optimise_until(&settings, &objective, &STOP)
         .map_err(|e| Failure::run(format!("optimiser: {e}")))?;
+    if let Some(b) = bar.get() {
+        match &search {
+            Search::Done(..) => b.finish(),
+            Search::Stopped(_) => b.abandon(),
+        }
+    }
     let (cands, trace) = match search {
         Search::Done(cands, trace) => (cands, trace),
         Search::Stopped(trace) => {
@@ -130,10 +149,17 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         println!("no feasible point found; see {}/trace.csv", out.display());
         return Ok(());
     };
-    let (raw, _) = l
+    let winner = config(sweep, &best.x);
+    let (mut raw, _) = l
         .base
-        .scenario(&config(sweep, &best.x))
+        .scenario(&winner)
         .map_err(|e| Failure::run(e.to_string()))?;
+    super::output::name_winner(
+        &mut raw,
+        "optimise",
+        &format!("search of {}", stem(&args.sweep)),
+        &winner[sweep.fixed.len()..],
+    );
     let mut f = AtomicFile::create(out.join("best.toml"))?;
     let head = format!(
         "# fleetsim optimise {}: fresh-seed cost {:.6} +- {:.6}, {:+.6} +- {:.6} against the base (95% CI, paired)\n",

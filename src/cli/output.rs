@@ -120,6 +120,88 @@ pub fn output_dir(out: &Option<PathBuf>, stem: &str, suffix: &str) -> Result<Pat
     Ok(dir)
 }
 
+/// A short digest (6 hex digits, FNV-1a) of a run's overrides as given,
+/// for default output folder names: `out/render-2x3-seed1-3f2a9c` is the
+/// default scenario with some `--set`s, never the plain run's folder. No
+/// overrides, no digest.
+pub fn overrides_digest(sets: &[String], hours: Option<f64>) -> Option<String> {
+    if sets.is_empty() && hours.is_none() {
+        return None;
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let text = sets
+        .iter()
+        .map(String::as_str)
+        .chain(hours.map(|_| "--hours"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + &hours.map(|h| format!("={h}")).unwrap_or_default();
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    Some(format!("{:06x}", h >> 40))
+}
+
+/// Removes what `fleetsim report` drew from a directory's earlier data
+/// (`report.html` and the `*.svg` charts beside it), before a command
+/// writes new data there: a report never sits beside data it was not
+/// drawn from. `fleetsim report DIR` draws it again.
+pub fn remove_stale_report(dir: &Path) -> Result<(), Failure> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Failure::run(format!("{}: {e}", dir.display()))),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| Failure::run(format!("{}: {e}", dir.display())))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let drawn = name == "report.html" || name.ends_with(".svg");
+        if drawn && entry.file_type().is_ok_and(|t| t.is_file()) {
+            fs::remove_file(entry.path()).map_err(|e| {
+                Failure::run(format!("{}: cannot remove: {e}", entry.path().display()))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Names a winner's scenario for what it is (`best.toml` of `sweep` or
+/// `optimise`): `<base>-<command>-best`, and a description that says whose
+/// winner it is, with its parameters, before the base's own; so a run of it
+/// neither looks like nor lands in the baseline's folder.
+pub fn name_winner(
+    raw: &mut RawScenario,
+    command: &str,
+    source: &str,
+    params: &[(String, toml::Value)],
+) {
+    // The description rounds to 4 significant digits; the keys keep the
+    // exact values.
+    let short = |v: &toml::Value| match v {
+        toml::Value::Float(x) if x.is_finite() && *x != 0.0 => {
+            let decimals = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+            format!("{x:.decimals$}")
+        }
+        other => other.to_string(),
+    };
+    let set: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", short(v)))
+        .collect();
+    raw.description = format!(
+        "fleetsim {command}'s winner ({source}): {} (base {}: {})",
+        if set.is_empty() {
+            "the base itself".into()
+        } else {
+            set.join(", ")
+        },
+        raw.name,
+        raw.description
+    );
+    raw.name = format!("{}-{command}-best", raw.name);
+}
+
 /// The file name of `path` without its extension.
 pub fn stem(path: &Path) -> String {
     path.file_stem()

@@ -4,11 +4,13 @@
 //!
 //! Exit codes: 0 done; 1 a run failed; 2 bad input, or a what-if refused
 //! because the calibration does not reproduce its window (without
-//! `--force`); 3 with `--check`, the verdict is negative (the calibration
-//! does not reproduce its window), after every file is written.
+//! `--force`); 1 also with `--check` when the verdict is negative (the
+//! calibration does not reproduce its window: `error: verdict: ...`), after
+//! every file is written.
 
 use super::Failure;
 use super::output::{AtomicFile, Loaded, ScenarioArgs, load_scenario};
+use super::progress::Progress;
 use clap::Args;
 use fleetsim::replay::{self, Knobs, Options, Recording};
 use std::fs::{self, File};
@@ -20,10 +22,10 @@ const MAX_SEEDS: u64 = 256;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 done; 1 a run failed; 2 bad input, or --what-if refused \
-    on a calibration that does not reproduce its window (add --force); 3 with --check, the \
-    verdict is negative: the calibration does not reproduce its window (every file is still \
-    written)."
+    after_help = "Exit codes: 0 done; 1 a run failed, or with --check a negative verdict: the \
+    calibration does not reproduce its window (every file is still written; the message \
+    starts `error: verdict:`); 2 bad input, or --what-if refused on a calibration that does \
+    not reproduce its window (add --force)."
 )]
 pub struct ReplayArgs {
     /// Recordings: events.csv from `fleetsim run`, JSON Lines exports, or
@@ -81,7 +83,7 @@ pub struct ReplayArgs {
     /// window (refused otherwise, exit 2); the output is labelled as such.
     #[arg(long)]
     pub force: bool,
-    /// Gate a deploy: with --calibrate, exit 3 when the verdict is negative
+    /// Gate a deploy: with --calibrate, exit 1 when the verdict is negative
     /// (the calibration does not reproduce its window).
     #[arg(long)]
     pub check: bool,
@@ -187,7 +189,8 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     }
     let rec = Recording::assemble(parts).map_err(|e| Failure::input(e.to_string()))?;
     let analysis = replay::analyse(&rec, &opts);
-    let json = serde_json::to_string_pretty(&analysis).map_err(|e| Failure::run(e.to_string()))?;
+    let json = fleetsim::schema::to_json(fleetsim::schema::ANALYSIS, &analysis)
+        .map_err(|e| Failure::run(e.to_string()))?;
     let out = args.out.clone().unwrap_or_else(|| {
         let stem = args.recordings[0]
             .file_stem()
@@ -196,15 +199,16 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     });
     fs::create_dir_all(&out)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    super::output::remove_stale_report(&out)?;
     let mut file = AtomicFile::create(out.join("analysis.json"))?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
     let mut file = AtomicFile::create(out.join("recording.csv"))?;
     replay::export::write_csv(&rec, &mut file)
         .map_err(|e| Failure::run(format!("{}: {e}", out.join("recording.csv").display())))?;
     file.commit()?;
     if args.json {
-        println!("{json}");
+        print!("{json}");
     } else {
         print!(
             "{}",
@@ -250,56 +254,6 @@ fn alternative(calibrated: &str, path: &Path) -> Result<(String, fleetsim::Scena
                 Failure::input(format!("{e} (laid over the calibrated scenario)"))
             })?;
     Ok((name, sc))
-}
-
-/// A bar on a terminal; elsewhere (a pod's log, CI) a line at every tenth.
-fn progress_bar(len: u64, what: &'static str) -> Progress {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(len);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "{{bar:40}} {{pos}}/{{len}} {what}, ETA {{eta}}"
-            ))
-            .expect("a valid template"),
-        );
-        Progress::Bar(bar)
-    } else {
-        Progress::Lines {
-            len,
-            what,
-            shown: std::sync::atomic::AtomicU64::new(0),
-        }
-    }
-}
-
-enum Progress {
-    Bar(indicatif::ProgressBar),
-    Lines {
-        len: u64,
-        what: &'static str,
-        shown: std::sync::atomic::AtomicU64,
-    },
-}
-
-impl Progress {
-    fn set_position(&self, done: u64) {
-        match self {
-            Progress::Bar(b) => b.set_position(done),
-            Progress::Lines { len, what, shown } => {
-                let tenth = (done * 10 / (*len).max(1)).min(10);
-                if shown.fetch_max(tenth, std::sync::atomic::Ordering::Relaxed) < tenth {
-                    eprintln!("{done}/{len} {what}");
-                }
-            }
-        }
-    }
-
-    fn finish_and_clear(&self) {
-        if let Progress::Bar(b) = self {
-            b.finish_and_clear();
-        }
-    }
 }
 
 fn lay_over(base: &mut toml::Table, over: &toml::Table) {
@@ -350,10 +304,15 @@ fn scenario_draws(
     Ok(out)
 }
 
-fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Failure> {
-    let json = serde_json::to_string_pretty(value).map_err(|e| Failure::run(e.to_string()))?;
-    let mut file = AtomicFile::create(path.to_path_buf())?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+/// Writes `value` as `format`'s file in `out`, stamped (`schema::to_json`).
+fn write_json<T: serde::Serialize>(
+    out: &Path,
+    format: fleetsim::schema::Format,
+    value: &T,
+) -> Result<(), Failure> {
+    let json = fleetsim::schema::to_json(format, value).map_err(|e| Failure::run(e.to_string()))?;
+    let mut file = AtomicFile::create(out.join(format.file))?;
+    write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()
 }
 
@@ -367,14 +326,14 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     let base = load_scenario(&base_args, None)?;
     let budget = replay::calibrate::Budget::DEFAULT;
     let planned = replay::calibrate::planned_simulations(budget, 4) as u64;
-    let bar = progress_bar(planned, "simulated windows (calibration)");
+    let bar = Progress::new("calibrate", planned, "simulated windows");
     let cal =
         replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, args.fit_tick, &|done| {
             bar.set_position(done as u64)
         })
         .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
-    bar.finish_and_clear();
-    write_json(&out.join("calibration.json"), &cal)?;
+    bar.finish();
+    write_json(out, fleetsim::schema::CALIBRATION, &cal)?;
     let mut file = AtomicFile::create(out.join("draws.csv"))?;
     write!(file, "{}", cal.draws_csv()).map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
@@ -394,10 +353,12 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     }
     let seeds = replay::validate::seeds_for(rec, args.seed, args.seeds as usize);
     let scenarios: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
-    let v = replay::validate::validate(rec, &cal.regime, &scenarios, &seeds)
+    let bar = Progress::new("validate", seeds.len() as u64, "simulated windows");
+    let v = replay::validate::validate_with(rec, &cal.regime, &scenarios, &seeds, &|| bar.inc(1))
         .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
-    let path = out.join("validation.json");
-    write_json(&path, &v)?;
+    bar.finish();
+    let path = out.join(fleetsim::schema::VALIDATION.file);
+    write_json(out, fleetsim::schema::VALIDATION, &v)?;
     if !args.json {
         print!(
             "{}",
@@ -480,8 +441,11 @@ fn what_ifs(
     let alternatives = per_file;
     let recorded: Vec<fleetsim::Scenario> =
         kept.iter().map(|&i| draws[i].scenario.clone()).collect();
-    let policies = replay::whatif::what_if(&recorded, &alternatives, seeds)
+    let runs = replay::whatif::what_if_runs(&recorded, alternatives.len(), seeds.len());
+    let bar = Progress::new("what-if", runs as u64, "simulated windows");
+    let policies = replay::whatif::what_if_with(&recorded, &alternatives, seeds, &|| bar.inc(1))
         .map_err(|e| Failure::run(format!("what-if run failed: {e}")))?;
+    bar.finish();
     let w = replay::whatif::WhatIf {
         schema: replay::whatif::SCHEMA,
         calibration_reproduces: v.reproduces,
@@ -491,8 +455,8 @@ fn what_ifs(
         draws: kept.len(),
         policies,
     };
-    let path = out.join("whatif.json");
-    write_json(&path, &w)?;
+    let path = out.join(fleetsim::schema::WHATIF.file);
+    write_json(out, fleetsim::schema::WHATIF, &w)?;
     if !args.json {
         print!("{}", fleetsim::text::terminal(&replay::whatif::render(&w)));
         println!("wrote {}", path.display());

@@ -5,13 +5,14 @@ use super::output::{
     AtomicFile, Loaded, SERIES_COPY, ScenarioArgs, load_scenario, output_dir, with_series_copy,
 };
 use clap::Args;
-use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv};
+use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv, threshold};
 use fleetsim::scenario::Override;
 use fleetsim::{Scenario, Sim, SimError};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Raised by the Ctrl-C handler; the event loop reads it every few thousand events.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -42,6 +43,16 @@ pub struct RunArgs {
     /// Check every invariant after every event (slow; for debugging scenarios).
     #[arg(long)]
     pub check_invariants: bool,
+    /// Exit 1 when the run crosses a threshold, k6-style: `METRIC OP NUMBER`
+    /// on summary.json's metrics, or a count with `_per_hour` appended, e.g.
+    /// --fail-if 'fetch_failed_per_hour > 0.1' (repeatable; every output is
+    /// written first).
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+    /// Overwrite a complete run of another scenario, override set or seed
+    /// in the output directory (refused without it).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
@@ -49,9 +60,28 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         key: "run.duration_h".into(),
         value: toml::Value::Float(h),
     });
+    // Thresholds are checked before any work: a typo fails in a second.
+    let thresholds = args
+        .fail_if
+        .iter()
+        .map(|t| threshold::parse(t).map_err(Failure::input))
+        .collect::<Result<Vec<_>, _>>()?;
     let loaded = load_scenario(&args.scenario, hours)?;
     let sc = &loaded.scenario;
-    let out = output_dir(&args.out, &loaded.stem, &format!("-seed{}", args.seed))?;
+    // The resolved scenario (every default, every --set applied), written
+    // as scenario.toml so the directory says which policy produced it.
+    // (with a series, it names the copy beside it: what write_scenario writes)
+    let resolved =
+        toml::to_string(&with_series_copy(&loaded.raw)).map_err(|e| Failure::run(e.to_string()))?;
+    let digest = super::output::overrides_digest(&args.scenario.set, args.hours)
+        .map_or(String::new(), |d| format!("-{d}"));
+    let out = output_dir(
+        &args.out,
+        &loaded.stem,
+        &format!("-seed{}{digest}", args.seed),
+    )?;
+    refuse_another_run(&out, &resolved, args.seed, args.force)?;
+    super::output::remove_stale_report(&out)?;
     // summary.json marks a complete run: remove any old one first, so a run
     // killed half-way never sits beside a summary that looks like its own.
     // An earlier interruption's partial rows go too.
@@ -75,11 +105,23 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         ),
         WorkersCsv::new(&mut workers),
     );
-    let mut sim = Sim::new(sc, args.seed, &mut obs).with_stop_flag(&STOP);
+    let clock = Arc::new(AtomicU64::new(0));
+    let bar = super::progress::Progress::clock(
+        format!("run {} seed {}", loaded.stem, args.seed),
+        sc.duration.as_secs_f64().ceil() as u64,
+        clock.clone(),
+    );
+    let mut sim = Sim::new(sc, args.seed, &mut obs)
+        .with_stop_flag(&STOP)
+        .with_progress(&clock);
     if args.check_invariants {
         sim = sim.with_invariant_checks();
     }
     let result = sim.run();
+    match &result {
+        Ok(_) => bar.finish(),
+        Err(_) => bar.abandon(),
+    }
     let (csv, per_worker) = obs;
     csv.finish()
         .map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
@@ -117,7 +159,54 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         let cmd = command(&args);
         println!("reproduce with: {cmd} --seed {}", args.seed);
     }
+    let failed = threshold::failures(&output.summary, &thresholds);
+    if !failed.is_empty() {
+        return Err(Failure::verdict(format!(
+            "--fail-if: {} of {} thresholds crossed: {}",
+            failed.len(),
+            thresholds.len(),
+            failed.join("; ")
+        )));
+    }
     Ok(())
+}
+
+/// Refuses to overwrite a complete run (summary.json and scenario.toml)
+/// of another resolved scenario or seed, unless `force`. An unfinished or
+/// interrupted run's files, and the same run again, are overwritten.
+fn refuse_another_run(out: &Path, resolved: &str, seed: u64, force: bool) -> Result<(), Failure> {
+    let (summary, scenario) = (out.join("summary.json"), out.join("scenario.toml"));
+    if force || !summary.exists() || !scenario.exists() {
+        return Ok(());
+    }
+    let before = super::limits::read_input_text(&scenario)?;
+    let old_seed =
+        serde_json::from_str::<serde_json::Value>(&super::limits::read_input_text(&summary)?)
+            .ok()
+            .and_then(|v| v["seed"].as_u64());
+    let why = if before != resolved {
+        let line = before
+            .lines()
+            .zip(resolved.lines())
+            .position(|(a, b)| a != b)
+            .map_or(before.lines().count().min(resolved.lines().count()), |i| i)
+            + 1;
+        format!(
+            "a complete run of another scenario (its scenario.toml differs from this run's at \
+             line {line})"
+        )
+    } else if old_seed != Some(seed) {
+        format!(
+            "a complete run of seed {}",
+            old_seed.map_or("(unknown)".into(), |s| s.to_string())
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Failure::input(format!(
+        "{}: holds {why}; choose another --out, or add --force to overwrite it",
+        out.display()
+    )))
 }
 
 /// The command that reproduces this run, without `--seed` and `--out`.

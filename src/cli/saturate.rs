@@ -35,6 +35,11 @@ pub struct SaturateArgs {
     /// Print the result as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Exit 1 with the reason when the whole policy is not a capacity
+    /// guard (its ceiling unbounded, above the churn the clients absorb,
+    /// or the clients absorb none); saturate.json is written first.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Serialize)]
@@ -47,6 +52,8 @@ struct Report {
     simulated: Saturated,
     absorbable: Absorbable,
     verdicts: Vec<String>,
+    /// The whole policy's verdict as a flag: what `--check` gates on.
+    policy_is_capacity_guard: bool,
 }
 
 pub fn run(args: SaturateArgs) -> Result<(), Failure> {
@@ -63,14 +70,19 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
     let seeds: Vec<u64> = (args.seed..args.seed + args.seeds).collect();
     let workers = sc.fleet.workers();
     let (ceilings, policy) = whatif::ceilings(sc);
-    let simulated = whatif::saturate(sc, &seeds).map_err(|e| Failure::run(e.to_string()))?;
+    let runs = seeds.len() * (1 + whatif::CHURN_GRID.len());
+    let bar = super::progress::Progress::new("saturate", runs as u64, "simulations");
+    let tick = || bar.inc(1);
+    let simulated = whatif::saturate(sc, &seeds, &tick).map_err(|e| Failure::run(e.to_string()))?;
     let absorbable = whatif::absorbable(
         sc,
         &seeds,
         args.fetch_failed_per_hour,
         args.retry_ok_per_hour,
+        &tick,
     )
     .map_err(|e| Failure::run(e.to_string()))?;
+    bar.finish();
     let mut verdicts: Vec<String> = ceilings
         .iter()
         .map(|c| whatif::verdict(c, absorbable.no_fetch_failed_per_hour, workers))
@@ -81,11 +93,10 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
         per_hour_escalated: None,
         why: "the smallest gate ceiling".into(),
     };
-    verdicts.push(whatif::verdict(
-        &whole,
-        absorbable.no_fetch_failed_per_hour,
-        workers,
-    ));
+    let policy_verdict = whatif::verdict(&whole, absorbable.no_fetch_failed_per_hour, workers);
+    let policy_is_capacity_guard =
+        whatif::is_capacity_guard(&whole, absorbable.no_fetch_failed_per_hour);
+    verdicts.push(policy_verdict.clone());
     let report = Report {
         scenario: sc.name.clone(),
         workers,
@@ -95,17 +106,27 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
         simulated,
         absorbable,
         verdicts,
+        policy_is_capacity_guard,
     };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| Failure::run(e.to_string()))?;
-    let out = output_dir(&args.out, &loaded.stem, "-saturate")?;
+    let json = fleetsim::schema::to_json(fleetsim::schema::SATURATE, &report)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    let digest = super::output::overrides_digest(&args.scenario.set, args.hours)
+        .map_or(String::new(), |d| format!("-{d}"));
+    let out = output_dir(&args.out, &loaded.stem, &format!("-saturate{digest}"))?;
+    super::output::remove_stale_report(&out)?;
     let mut file = AtomicFile::create(out.join("saturate.json"))?;
-    writeln!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
+    write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
     if args.json {
-        println!("{json}");
+        print!("{json}");
     } else {
         print_report(&report, &seeds, sc.duration.as_secs_f64() / 3600.0);
         println!("wrote {}/saturate.json", out.display());
+    }
+    if args.check && !policy_is_capacity_guard {
+        return Err(Failure::verdict(format!(
+            "saturate --check: {policy_verdict}"
+        )));
     }
     Ok(())
 }

@@ -13,10 +13,9 @@ use fleetsim::sweep::Sweep;
 use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
 use fleetsim::sweep::csvio::{self, Row};
 use fleetsim::sweep::runner::{self, Base};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
 use std::fs::{self, OpenOptions};
-use std::io::{BufReader, IsTerminal, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -217,7 +216,7 @@ fn run_pending(
     let flag = stop.clone();
     // A second handler cannot be installed (merge after sweep in one process): ignore.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-    let bar = progress(pending.len() as u64);
+    let bar = super::progress::Progress::new("sweep", pending.len() as u64, "trials");
     let mut file = OpenOptions::new()
         .append(true)
         .open(trials)
@@ -238,20 +237,8 @@ fn run_pending(
         bar.abandon();
         return Ok(true);
     }
-    bar.finish_and_clear();
+    bar.finish();
     Ok(false)
-}
-
-fn progress(len: u64) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    if !std::io::stderr().is_terminal() {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} trials, {per_sec}, ETA {eta}")
-            .expect("a valid template"),
-    );
-    bar
 }
 
 /// Streams a trials file row by row (see `csvio::scan`); returns the
@@ -351,6 +338,7 @@ impl Shard {
 
 /// results.csv, pareto.csv, best.toml and the printed table.
 fn finalize(l: &Loaded, out: &Path, trials: &Path) -> Result<(), Failure> {
+    super::output::remove_stale_report(out)?;
     let names = Summary::metric_names();
     let lookup = |r: &Row, m: &str| {
         names
@@ -414,61 +402,20 @@ fn params_of(l: &Loaded, config: u64) -> Vec<String> {
 }
 
 fn write_results(l: &Loaded, path: &Path, results: &[ConfigResult]) -> Result<(), Failure> {
-    let mut head: Vec<String> = vec!["config".into()];
-    head.extend(l.sweep.params.iter().map(|p| p.key.clone()));
-    head.extend(["n", "errors", "feasible"].map(String::from));
-    for o in &l.sweep.objectives {
-        head.push(format!("{}_mean", o.metric));
-        head.push(format!("{}_ci95", o.metric));
-    }
-    head.extend(
-        [
-            "scalar_mean",
-            "scalar_ci95",
-            "diff_vs_base_mean",
-            "diff_vs_base_ci95",
-        ]
-        .map(String::from),
-    );
-    let mut rows = vec![head];
-    for r in results {
-        let mut row = vec![r.config.to_string()];
-        row.extend(params_of(l, r.config));
-        row.extend([
-            r.n.to_string(),
-            r.errors.to_string(),
-            r.feasible.to_string(),
-        ]);
-        for (m, c) in r.objective_mean.iter().zip(&r.objective_ci95) {
-            row.push(num(*m));
-            row.push(num(*c));
-        }
-        row.extend([
-            num(r.scalar_mean),
-            num(r.scalar_ci95),
-            num(r.diff_mean),
-            num(r.diff_ci95),
-        ]);
-        rows.push(row);
-    }
+    let rows = csvio::results_rows(&l.sweep, results);
     let mut f = AtomicFile::create(path.to_path_buf())?;
     csvio::write_rows(&mut f, &rows).map_err(io_err(path))?;
     f.commit()
 }
 
-fn num(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        String::new()
-    }
-}
-
 fn write_best(l: &Loaded, path: &Path, best: &ConfigResult) -> Result<(), Failure> {
-    let (raw, _) = l
+    let config = l.sweep.config(best.config);
+    let (mut raw, _) = l
         .base
-        .scenario(&l.sweep.config(best.config))
+        .scenario(&config)
         .map_err(|e| Failure::run(e.to_string()))?;
+    let source = format!("configuration {} of the sweep", best.config);
+    super::output::name_winner(&mut raw, "sweep", &source, &config);
     let body = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
     let mut f = AtomicFile::create(path.to_path_buf())?;
     let head = format!(

@@ -5,6 +5,7 @@
 pub mod histogram;
 pub mod rows;
 pub mod summary;
+pub mod threshold;
 pub mod writers;
 
 pub use histogram::LogHistogram;

@@ -349,23 +349,26 @@ impl Summary {
     }
 
     /// Every numeric metric by its `summary.json` name, in field order;
-    /// `None` values (no recycles, no latency) are NaN.
+    /// `None` values (no recycles, no latency) are NaN. The scenario's name
+    /// and the seed are no metrics (a u64 seed does not survive an f64:
+    /// trials.csv has its own exact `seed` column).
     pub fn metrics(&self) -> Vec<(String, f64)> {
         let v = serde_json::to_value(self).expect("a summary serialises");
         let map = v.as_object().expect("a summary is an object");
         map.iter()
-            .filter(|(k, _)| k.as_str() != "scenario")
+            .filter(|(k, _)| !matches!(k.as_str(), "scenario" | "seed"))
             .map(|(k, v)| (k.clone(), v.as_f64().unwrap_or(f64::NAN)))
             .collect()
     }
 
     /// `summary.json` as `fleetsim run` writes it (pretty, one newline at
-    /// the end): the summary's fields, then the model that produced it,
-    /// `model_version` and `fleetsim_version` (not metrics: a sweep's
+    /// the end): the summary's fields, the surge totals when surges ran,
+    /// then the stamp of `schema::SUMMARY` (`schema_version`,
+    /// `model_version`, `fleetsim_version`: not metrics, a sweep's
     /// trials.csv has no column for them).
     pub fn to_json(&self) -> String {
         #[derive(Serialize)]
-        struct Stamped<'a> {
+        struct Body<'a> {
             #[serde(flatten)]
             summary: &'a Summary,
             #[serde(skip_serializing_if = "Option::is_none")]
@@ -374,18 +377,14 @@ impl Summary {
             surge_episode_s: Option<f64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             evil_kill_requests: Option<u64>,
-            model_version: u32,
-            fleetsim_version: &'static str,
         }
-        let stamped = Stamped {
+        let body = Body {
             summary: self,
             surge_episodes: self.surge.map(|s| s.episodes),
             surge_episode_s: self.surge.map(|s| s.episode_s),
             evil_kill_requests: self.evil_kill_requests,
-            model_version: crate::MODEL_VERSION,
-            fleetsim_version: crate::VERSION,
         };
-        serde_json::to_string_pretty(&stamped).expect("a summary serialises") + "\n"
+        crate::schema::to_json(crate::schema::SUMMARY, &body).expect("a summary serialises")
     }
 
     /// The names `metrics` returns, for validating sweep objectives.

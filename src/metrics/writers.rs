@@ -7,10 +7,6 @@ use crate::engine::time::SimTime;
 use crate::text::Fixed;
 use std::io::{self, Write};
 
-/// The `events.csv` header: the seeds' recording schema, then extras.
-pub const EVENTS_HEADER: &str = "ts,event,instance,worker,rss_mb,limit_mb,base_limit_mb,\
-hard_limit_mb,requests,pressure,headroom_mb,lease,branch,generation,last_recycle_age_s,latency_ms,trigger";
-
 /// Instances beyond this many get no per-instance timeline columns.
 pub const TIMELINE_INSTANCE_COLUMNS: usize = 64;
 
@@ -25,7 +21,9 @@ pub struct CsvObserver<E: Write, T: Write> {
 
 impl<E: Write, T: Write> CsvObserver<E, T> {
     pub fn new(mut events: E, timeline: T, base_limit_mb: f64, hard_limit_mb: f64) -> Self {
-        let error = writeln!(events, "{EVENTS_HEADER}").err();
+        // The columns are `schema::events::EVENTS_COLUMNS`; `write_event`
+        // writes a row's cells in that order.
+        let error = writeln!(events, "{}", crate::schema::events::events_header()).err();
         CsvObserver {
             events,
             timeline,

@@ -88,12 +88,20 @@ fn metric(s: &Summary, name: &str) -> f64 {
 }
 
 /// Seed `j` on draw `j % draws.len()`, in seed order.
-fn runs(draws: &[Scenario], seeds: &[u64]) -> Result<Vec<Summary>, SimError> {
+fn runs(
+    draws: &[Scenario],
+    seeds: &[u64],
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Summary>, SimError> {
     assert!(!draws.is_empty(), "a what-if needs a scenario");
     seeds
         .par_iter()
         .enumerate()
-        .map(|(j, &s)| run_summary(&draws[j % draws.len()], s))
+        .map(|(j, &s)| {
+            let r = run_summary(&draws[j % draws.len()], s);
+            tick();
+            r
+        })
         .collect()
 }
 
@@ -105,11 +113,30 @@ pub fn what_if(
     alternatives: &[(String, Vec<Scenario>)],
     seeds: &[u64],
 ) -> Result<Vec<PolicyResult>, SimError> {
+    what_if_with(recorded, alternatives, seeds, &|| ())
+}
+
+/// The simulations `what_if` runs: per policy, every seed on the fitted
+/// point, and again on the draws when there are several.
+pub fn what_if_runs(recorded: &[Scenario], alternatives: usize, seeds: usize) -> usize {
+    let per_policy = if recorded.len() > 1 { 2 } else { 1 };
+    (alternatives + 1) * seeds * per_policy
+}
+
+/// `what_if`, calling `tick` as each simulation finishes (from the rayon
+/// workers, in any order): a progress display's hook.
+pub fn what_if_with(
+    recorded: &[Scenario],
+    alternatives: &[(String, Vec<Scenario>)],
+    seeds: &[u64],
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<PolicyResult>, SimError> {
+    let run_all = |draws: &[Scenario], seeds: &[u64]| runs(draws, seeds, tick);
     // The fitted point on every seed, then (with draws) draw j on seed j.
-    let point = runs(&recorded[..1], seeds)?;
+    let point = run_all(&recorded[..1], seeds)?;
     let spread = recorded.len() > 1;
     let base = if spread {
-        runs(recorded, seeds)?
+        run_all(recorded, seeds)?
     } else {
         Vec::new()
     };
@@ -121,9 +148,9 @@ pub fn what_if(
     )];
     for (name, draws) in alternatives {
         let notes = shadowed(&recorded[0].policy, &draws[0].policy);
-        let alt_point = runs(&draws[..1], seeds)?;
+        let alt_point = run_all(&draws[..1], seeds)?;
         let alt = if spread {
-            runs(draws, seeds)?
+            run_all(draws, seeds)?
         } else {
             Vec::new()
         };

@@ -22,7 +22,7 @@ pub const INFEASIBLE_COST: f64 = crate::sweep::optimise::INFEASIBLE;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigRow {
     pub config: u64,
-    /// Parameter values; `None` for the base's "base" and for empty cells.
+    /// Parameter values; `None` for empty cells (the base's) and text.
     pub params: Vec<Option<f64>>,
     pub feasible: bool,
     pub objectives: Vec<Option<f64>>,
@@ -38,13 +38,15 @@ pub struct SweepResults {
 }
 
 impl SweepResults {
-    /// Reads results.csv: parameters sit between `config` and `n`, the
-    /// objectives are the `<metric>_mean` columns with a `<metric>_ci95`.
-    /// `directions` (from sweep.toml) says which to maximise.
+    /// Reads results.csv: the parameters are the columns
+    /// `csvio::results_param_columns` finds (between `is_base` and `n`;
+    /// after `config` in layout 1), the objectives are the `<metric>_mean`
+    /// columns with a `<metric>_ci95`. `directions` (from sweep.toml) says
+    /// which to maximise.
     pub fn parse(bytes: &[u8], directions: &[Objective]) -> Result<SweepResults, ReportError> {
         let t = Table::parse("results.csv", bytes)?;
-        let n_col = t.col("n").unwrap_or(t.header.len());
-        let params: Vec<String> = t.header.iter().take(n_col).skip(1).cloned().collect();
+        let param_cols = crate::sweep::csvio::results_param_columns(&t.header);
+        let params: Vec<String> = t.header[param_cols.clone()].to_vec();
         let objectives: Vec<Objective> = t
             .header
             .iter()
@@ -66,7 +68,7 @@ impl SweepResults {
             .filter_map(|r| {
                 Some(ConfigRow {
                     config: t.get(r, cfg).parse().ok()?,
-                    params: (1..n_col).map(|c| t.num(r, Some(c))).collect(),
+                    params: param_cols.clone().map(|c| t.num(r, Some(c))).collect(),
                     feasible: t.get(r, feas) == "true",
                     objectives: objectives
                         .iter()

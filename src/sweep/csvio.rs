@@ -1,17 +1,42 @@
-//! `trials.csv`: one row per (configuration, replication), written in trial
-//! order and read back for aggregation, resume and merge.
+//! The sweep tables' schema, one home for their writers and readers:
+//! `trials.csv` (one row per (configuration, replication), written in trial
+//! order and read back for aggregation, resume and merge) and `results.csv`
+//! / `pareto.csv` (one row per configuration, `results_header`).
+//!
+//! Typed for pandas and DuckDB: every parameter column holds only the
+//! parameter's values (the base row leaves them empty, and `is_base` says
+//! which row is the base), the one `seed` column is the exact u64, and
+//! column names are unique. `SCHEMA_VERSION` is this layout's number,
+//! recorded in `model.toml`; version 1 (before 2026-12-01) wrote `base` in
+//! the base row's parameter cells and a second, f64-rounded `seed` column.
 
+use super::aggregate::ConfigResult;
 use super::runner::Trial;
 use super::space::Sweep;
 use crate::metrics::Summary;
 use std::io::{self, BufRead, Write};
 
-/// The header: ids, the parameters, an error column, then every metric.
+/// The layout of `trials.csv`, `results.csv` and `pareto.csv`.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// `trials.csv`'s columns before the parameters.
+pub const TRIALS_LEAD: [&str; 5] = ["trial", "config", "replication", "seed", "is_base"];
+
+/// `results.csv`'s (and `pareto.csv`'s) columns before the parameters; the
+/// parameters end where `RESULTS_AFTER_PARAMS` starts.
+pub const RESULTS_LEAD: [&str; 2] = ["config", "is_base"];
+/// The first column after the parameters in `results.csv`.
+pub const RESULTS_AFTER_PARAMS: &str = "n";
+
+/// The message for a table in the layout of `SCHEMA_VERSION` 1, which this
+/// build neither resumes nor merges.
+pub const OLD_LAYOUT: &str = "written in the sweep table layout 1 of fleetsim before \
+     2026-12-01 (`base` in parameter cells, two `seed` columns): resume or merge it \
+     with the fleetsim that wrote it, or re-run the sweep into a new --out";
+
+/// The trials header: ids, the parameters, an error column, then every metric.
 pub fn header(sweep: &Sweep) -> Vec<String> {
-    let mut h: Vec<String> = ["trial", "config", "replication", "seed"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut h: Vec<String> = TRIALS_LEAD.iter().map(|s| s.to_string()).collect();
     h.extend(sweep.params.iter().map(|p| p.key.clone()));
     h.push("error".into());
     h.extend(Summary::metric_names());
@@ -25,6 +50,28 @@ fn value_text(v: &toml::Value) -> String {
     }
 }
 
+/// Configuration `config`'s parameter cells in `sweep.params` order: each
+/// value as the sweep file gives it, empty where the configuration leaves
+/// the base's (always, for the base).
+pub fn param_cells(sweep: &Sweep, config: u64) -> Vec<String> {
+    let c = sweep.config(config);
+    sweep
+        .params
+        .iter()
+        .map(|p| {
+            c.iter()
+                .find(|(k, _)| *k == p.key)
+                .map(|(_, v)| value_text(v))
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The `is_base` cell: the base is configuration 0.
+pub fn is_base_cell(config: u64) -> String {
+    (config == 0).to_string()
+}
+
 /// One CSV line for a trial (no newline).
 pub fn row(sweep: &Sweep, t: &Trial) -> Vec<String> {
     let mut r = vec![
@@ -32,15 +79,9 @@ pub fn row(sweep: &Sweep, t: &Trial) -> Vec<String> {
         t.config.to_string(),
         t.replication.to_string(),
         t.seed.to_string(),
+        is_base_cell(t.config),
     ];
-    let config = sweep.config(t.config);
-    for p in &sweep.params {
-        let v = config
-            .iter()
-            .find(|(k, _)| *k == p.key)
-            .map(|(_, v)| value_text(v));
-        r.push(v.unwrap_or_else(|| "base".into()));
-    }
+    r.extend(param_cells(sweep, t.config));
     match &t.result {
         Ok(s) => {
             r.push(String::new());
@@ -121,6 +162,9 @@ impl<R: BufRead> Rows<R> {
         let ended = n == 0 || !line.ends_with('\n');
         if !ended {
             let got = csv_fields(line.trim_end_matches(['\n', '\r']))?;
+            if got != want && is_old_layout(&got) {
+                return Err(format!("line 1: {OLD_LAYOUT}"));
+            }
             if got != want {
                 return Err("line 1: the header does not match this sweep file \
                      (another sweep's output?)"
@@ -191,6 +235,83 @@ impl<R: BufRead> Rows<R> {
         };
         self.complete_len += n as u64;
         Ok(Some(row))
+    }
+}
+
+/// Whether a header is layout 1's: no `is_base`, or `seed` twice.
+pub fn is_old_layout(header: &[String]) -> bool {
+    !header.iter().any(|h| h == "is_base") || header.iter().filter(|h| *h == "seed").count() > 1
+}
+
+/// The header of `results.csv` and `pareto.csv`.
+pub fn results_header(sweep: &Sweep) -> Vec<String> {
+    let mut head: Vec<String> = RESULTS_LEAD.iter().map(|s| s.to_string()).collect();
+    head.extend(sweep.params.iter().map(|p| p.key.clone()));
+    head.extend([RESULTS_AFTER_PARAMS, "errors", "feasible"].map(String::from));
+    for o in &sweep.objectives {
+        head.push(format!("{}_mean", o.metric));
+        head.push(format!("{}_ci95", o.metric));
+    }
+    head.extend(
+        [
+            "scalar_mean",
+            "scalar_ci95",
+            "diff_vs_base_mean",
+            "diff_vs_base_ci95",
+        ]
+        .map(String::from),
+    );
+    head
+}
+
+/// `results.csv` (or `pareto.csv`) as rows, the header first.
+pub fn results_rows(sweep: &Sweep, results: &[ConfigResult]) -> Vec<Vec<String>> {
+    let mut rows = vec![results_header(sweep)];
+    for r in results {
+        let mut row = vec![r.config.to_string(), is_base_cell(r.config)];
+        row.extend(param_cells(sweep, r.config));
+        row.extend([
+            r.n.to_string(),
+            r.errors.to_string(),
+            r.feasible.to_string(),
+        ]);
+        for (m, c) in r.objective_mean.iter().zip(&r.objective_ci95) {
+            row.push(num(*m));
+            row.push(num(*c));
+        }
+        row.extend([
+            num(r.scalar_mean),
+            num(r.scalar_ci95),
+            num(r.diff_mean),
+            num(r.diff_ci95),
+        ]);
+        rows.push(row);
+    }
+    rows
+}
+
+/// The range of `results.csv` columns that hold the parameters, from its
+/// header: after `RESULTS_LEAD` (after `config` alone in layout 1) up to
+/// `RESULTS_AFTER_PARAMS`.
+pub fn results_param_columns(header: &[String]) -> std::ops::Range<usize> {
+    let start = header
+        .iter()
+        .position(|h| h == "is_base")
+        .map_or(1, |i| i + 1)
+        .min(header.len());
+    let end = header
+        .iter()
+        .position(|h| h == RESULTS_AFTER_PARAMS)
+        .unwrap_or(header.len())
+        .max(start);
+    start..end
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
     }
 }
 

@@ -13,14 +13,23 @@ pub const FILE: &str = "model.toml";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// The sweep tables' layout (`csvio::SCHEMA_VERSION`); 1 when absent
+    /// (manifests written before it was recorded).
+    #[serde(default = "layout_1")]
+    pub schema_version: u32,
     pub model_version: u32,
     pub fleetsim_version: String,
+}
+
+fn layout_1() -> u32 {
+    1
 }
 
 impl Manifest {
     /// This build's model.
     pub fn current() -> Self {
         Manifest {
+            schema_version: super::csvio::SCHEMA_VERSION,
             model_version: crate::MODEL_VERSION,
             fleetsim_version: crate::VERSION.to_string(),
         }
@@ -39,7 +48,8 @@ impl Manifest {
         let body = toml::to_string(self).expect("a manifest serialises");
         format!(
             "# The fleetsim model that wrote this sweep's trials.csv: `fleetsim sweep --resume`\n\
-             # and `fleetsim merge` refuse a build with another model_version.\n{body}"
+             # and `fleetsim merge` refuse a build with another schema_version (the tables'\n\
+             # layout) or model_version.\n{body}"
         )
     }
 
@@ -56,9 +66,20 @@ impl Manifest {
     }
 
     /// Whether rows written under this manifest may sit beside rows of the
-    /// build running now (same model version); the error names both tags.
+    /// build running now (same table layout, same model version); the error
+    /// names both tags.
     pub fn check_current(&self) -> Result<(), String> {
         let now = Manifest::current();
+        if self.schema_version != now.schema_version {
+            return Err(if self.schema_version == 1 {
+                format!("its trials.csv was {}", super::csvio::OLD_LAYOUT)
+            } else {
+                format!(
+                    "its tables are in layout {} and this build writes layout {}",
+                    self.schema_version, now.schema_version
+                )
+            });
+        }
         if self.model_version == now.model_version {
             return Ok(());
         }
@@ -88,6 +109,7 @@ mod tests {
         let old = Manifest {
             model_version: crate::MODEL_VERSION + 1,
             fleetsim_version: "9.9.9".into(),
+            ..Manifest::current()
         };
         let e = old.check_current().unwrap_err();
         assert!(e.contains(&old.tag()), "{e}");
@@ -98,6 +120,18 @@ mod tests {
             ..Manifest::current()
         };
         assert!(same.check_current().is_ok());
+    }
+
+    #[test]
+    fn a_manifest_without_a_layout_is_layout_1_and_refused() {
+        let text = format!(
+            "model_version = {}\nfleetsim_version = \"0.1.0\"\n",
+            crate::MODEL_VERSION
+        );
+        let m = Manifest::parse(&text).unwrap();
+        assert_eq!(m.schema_version, 1);
+        let e = m.check_current().unwrap_err();
+        assert!(e.contains("layout 1") && e.contains("new --out"), "{e}");
     }
 
     #[test]

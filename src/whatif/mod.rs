@@ -62,13 +62,18 @@ pub struct Saturated {
     pub requests_failed_per_hour: f64,
 }
 
-/// Runs the scenario with every worker asking at every sample.
-pub fn saturate(sc: &Scenario, seeds: &[u64]) -> Result<Saturated, SimError> {
+/// Runs the scenario with every worker asking at every sample; `tick` is
+/// called after each run (a progress display's hook).
+pub fn saturate(sc: &Scenario, seeds: &[u64], tick: &dyn Fn()) -> Result<Saturated, SimError> {
     let mut s = sc.clone();
     s.saturate = true;
     let runs = seeds
         .iter()
-        .map(|&seed| run_summary(&s, seed))
+        .map(|&seed| {
+            let r = run_summary(&s, seed);
+            tick();
+            r
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let n = runs.len() as f64;
     let hours = sc.duration.as_secs_f64() / 3600.0;
@@ -124,11 +129,13 @@ pub const CHURN_GRID: [f64; 16] = [
 /// Forces churn at each grid rate on the scenario's fleet and traffic: the
 /// policy is replaced by a token bucket at that rate (burst 1, no exits)
 /// and every worker asks at every sample, so the rate is the only limit.
+/// `tick` is called after each of the `CHURN_GRID.len() x seeds` runs.
 pub fn absorbable(
     sc: &Scenario,
     seeds: &[u64],
     fetch_failed_threshold_per_hour: f64,
     retry_ok_threshold_per_hour: f64,
+    tick: &dyn Fn(),
 ) -> Result<Absorbable, SimError> {
     let hours = sc.duration.as_secs_f64() / 3600.0;
     let mut probes = Vec::new();
@@ -136,7 +143,11 @@ pub fn absorbable(
         let forced = forced_churn(sc, rate);
         let runs = seeds
             .iter()
-            .map(|&seed| run_summary(&forced, seed))
+            .map(|&seed| {
+                let r = run_summary(&forced, seed);
+                tick();
+                r
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let n = runs.len() as f64;
         probes.push(ChurnProbe {
@@ -186,6 +197,12 @@ fn forced_churn(sc: &Scenario, rate_per_hour: f64) -> Scenario {
     p.triggers.instance_memory = None;
     p.triggers.evil_rss = None;
     s
+}
+
+/// Whether a gate (or the whole policy) is a capacity guard: its ceiling is
+/// known and within the churn the clients absorb. `verdict` says why not.
+pub fn is_capacity_guard(c: &Ceiling, absorbable_per_hour: Option<f64>) -> bool {
+    matches!((c.per_hour, absorbable_per_hour), (Some(r), Some(a)) if r <= a)
 }
 
 /// The verdict for one gate: a guard whose ceiling is above absorbable churn

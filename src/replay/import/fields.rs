@@ -5,27 +5,9 @@
 use crate::replay::recording::{Event, Kind, Lease, Origin};
 use crate::replay::time::TsReader;
 
-/// Every column the importers read, in `events.csv` order. Others are ignored.
-pub const COLUMNS: [&str; 18] = [
-    "ts",
-    "event",
-    "instance",
-    "worker",
-    "rss_mb",
-    "limit_mb",
-    "base_limit_mb",
-    "hard_limit_mb",
-    "requests",
-    "pressure",
-    "headroom_mb",
-    "lease",
-    "branch",
-    "generation",
-    "last_recycle_age_s",
-    "latency_ms",
-    "trigger",
-    "pid",
-];
+/// Every column the importers read, in `recording.csv` order (`events.csv`'s
+/// then `pid`: `schema::events`). Others are ignored.
+pub const COLUMNS: [&str; 18] = crate::schema::events::RECORDING_COLUMNS;
 
 /// The columns a recording must have.
 pub const REQUIRED: [&str; 2] = ["ts", "event"];

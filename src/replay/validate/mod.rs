@@ -473,6 +473,18 @@ pub fn validate(
     scenarios: &[Scenario],
     seeds: &[u64],
 ) -> Result<Validation, SimError> {
+    validate_with(rec, label, scenarios, seeds, &|| ())
+}
+
+/// `validate`, calling `tick` as each simulated window finishes (from the
+/// rayon workers, in any order): a progress display's hook.
+pub fn validate_with(
+    rec: &Recording,
+    label: &str,
+    scenarios: &[Scenario],
+    seeds: &[u64],
+    tick: &(dyn Fn() + Sync),
+) -> Result<Validation, SimError> {
     assert!(!scenarios.is_empty(), "validation needs a scenario");
     let w = window(rec);
     let views = regimes::split(rec, (w.start_s, w.end_s));
@@ -482,7 +494,11 @@ pub fn validate(
     let sims: Vec<Figures> = seeds
         .par_iter()
         .enumerate()
-        .map(|(j, s)| simulate(&scenarios[j % scenarios.len()], *s, has.whole_mb))
+        .map(|(j, s)| {
+            let f = simulate(&scenarios[j % scenarios.len()], *s, has.whole_mb);
+            tick();
+            f
+        })
         .collect::<Result<_, _>>()?;
     let hours = scenarios[0].duration.as_secs_f64() / 3600.0;
     let figures: Vec<FigureRow> = recorded

@@ -1,0 +1,213 @@
+//! Output folders are safe: a run's default folder carries a digest of its
+//! overrides, a run never overwrites a complete run of another scenario,
+//! override set or seed without `--force`, new data never sits beside a
+//! report drawn from the old, and a sweep's or optimiser's `best.toml`
+//! names itself for what it is.
+
+mod common;
+
+use common::TempDir;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+fn fleetsim_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .current_dir(dir)
+        .arg("--quiet")
+        .args(args)
+        .output()
+        .expect("runs");
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code(), s(&o.stdout), s(&o.stderr))
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let (code, out, err) = fleetsim_in(dir, args);
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    out
+}
+
+fn folders(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn default_folders_carry_a_digest_of_the_overrides() {
+    let tmp = TempDir::new("folders-digest");
+    let d = tmp.path();
+    ok(d, &["run", "--hours", "1"]);
+    ok(d, &["run", "--hours", "1", "--set", "policy.cooldown_s=60"]);
+    ok(d, &["run", "--hours", "1", "--set", "policy.cooldown_s=90"]);
+    let runs = folders(&d.join("out"));
+    assert_eq!(
+        runs.len(),
+        3,
+        "three override sets, three folders: {runs:?}"
+    );
+    for r in &runs {
+        let digest = r
+            .strip_prefix("render-2x3-seed1-")
+            .expect("the default's stem and seed");
+        assert!(
+            digest.len() == 6 && digest.chars().all(|c| c.is_ascii_hexdigit()),
+            "{r}"
+        );
+    }
+    // The same overrides again: the same folder, overwritten (same run).
+    ok(d, &["run", "--hours", "1", "--set", "policy.cooldown_s=60"]);
+    assert_eq!(folders(&d.join("out")), runs);
+    // No overrides at all: the plain name the README shows.
+    ok(d, &["run"]);
+    assert!(d.join("out/render-2x3-seed1/summary.json").exists());
+    assert_eq!(folders(&d.join("out")).len(), 4);
+}
+
+#[test]
+fn a_run_never_overwrites_another_complete_run_without_force() {
+    let tmp = TempDir::new("folders-force");
+    let d = tmp.path();
+    let out = d.join("x");
+    let o = out.to_str().unwrap();
+    ok(d, &["run", "--hours", "1", "--out", o]);
+    let first = fs::read_to_string(out.join("summary.json")).unwrap();
+
+    let (code, _, err) = fleetsim_in(
+        d,
+        &[
+            "run",
+            "--hours",
+            "1",
+            "--out",
+            o,
+            "--set",
+            "policy.cooldown_s=60",
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("holds a complete run of another scenario") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("summary.json")).unwrap(),
+        first,
+        "untouched"
+    );
+
+    let (code, _, err) = fleetsim_in(d, &["run", "--hours", "1", "--out", o, "--seed", "2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("holds a complete run of seed 1"), "{err}");
+
+    // The same run again is no conflict; --force overwrites another.
+    ok(d, &["run", "--hours", "1", "--out", o]);
+    ok(
+        d,
+        &["run", "--hours", "1", "--out", o, "--seed", "2", "--force"],
+    );
+    assert_ne!(fs::read_to_string(out.join("summary.json")).unwrap(), first);
+}
+
+#[test]
+fn new_data_never_sits_beside_an_old_report() {
+    let tmp = TempDir::new("folders-report");
+    let d = tmp.path();
+    let out = d.join("x");
+    let o = out.to_str().unwrap();
+    ok(d, &["run", "--hours", "2", "--out", o]);
+    ok(d, &["report", o]);
+    assert!(out.join("report.html").exists() && out.join("timeline.svg").exists());
+    // A second run with other --set values (forced into the same folder).
+    ok(
+        d,
+        &[
+            "run",
+            "--hours",
+            "2",
+            "--out",
+            o,
+            "--set",
+            "policy.cooldown_s=60",
+            "--force",
+        ],
+    );
+    let left: Vec<String> = folders(&out)
+        .into_iter()
+        .filter(|f| f == "report.html" || f.ends_with(".svg"))
+        .collect();
+    assert!(left.is_empty(), "stale report files: {left:?}");
+    ok(d, &["report", o]);
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("cooldown"), "drawn from the new data");
+
+    // saturate, too, clears the report of its earlier result.
+    let sat = d.join("sat");
+    let s = sat.to_str().unwrap();
+    ok(d, &["saturate", "--seeds", "1", "--hours", "2", "--out", s]);
+    ok(d, &["report", s]);
+    assert!(sat.join("report.html").exists());
+    ok(d, &["saturate", "--seeds", "1", "--hours", "3", "--out", s]);
+    assert!(!sat.join("report.html").exists());
+}
+
+const SWEEP: &str = r#"
+seed = 3
+replications = 2
+hours = 2.0
+sampler = "grid"
+
+[[param]]
+key = "policy.cooldown_s"
+values = [30.0, 240.0]
+
+[[objective]]
+metric = "capacity_loss_fraction"
+"#;
+
+#[test]
+fn best_toml_names_itself_for_what_it_is() {
+    let tmp = TempDir::new("folders-best");
+    let d = tmp.path();
+    fs::write(d.join("s.toml"), SWEEP).unwrap();
+    ok(d, &["sweep", "s.toml", "--out", "sw"]);
+    let best: toml::Table = fs::read_to_string(d.join("sw/best.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(best["name"].as_str(), Some("render-2x3-sweep-best"));
+    let desc = best["description"].as_str().unwrap();
+    assert!(
+        desc.starts_with("fleetsim sweep's winner (configuration "),
+        "{desc}"
+    );
+    assert!(desc.contains("(base render-2x3: "), "{desc}");
+
+    ok(
+        d,
+        &[
+            "optimise", "s.toml", "--budget", "4", "--fresh", "2", "--out", "opt",
+        ],
+    );
+    let best: toml::Table = fs::read_to_string(d.join("opt/best.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(best["name"].as_str(), Some("render-2x3-optimise-best"));
+    let desc = best["description"].as_str().unwrap();
+    assert!(
+        desc.starts_with("fleetsim optimise's winner (search of s): policy.cooldown_s="),
+        "{desc}"
+    );
+    // Running the winner lands in its own folder, not the baseline's.
+    ok(d, &["run", "opt/best.toml", "--hours", "1"]);
+    let runs = folders(&d.join("out"));
+    assert!(
+        runs.len() == 1 && runs[0].starts_with("best-seed1-"),
+        "{runs:?}"
+    );
+}
