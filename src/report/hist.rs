@@ -407,6 +407,8 @@ mod tests {
             hard_limit_mb: Some(650.0),
             requests: Some(800.0),
             branch: String::new(),
+            pressure: None,
+            trigger: String::new(),
         }
     }
 

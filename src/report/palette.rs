@@ -12,6 +12,11 @@ pub const BYPASS_PRESSURE: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
 pub const BYPASS_CEILING: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 /// A recycle that consulted no fleet gate (no lease configured, other triggers).
 pub const UNGATED: RGBColor = RGBColor(0x17, 0xbe, 0xcf);
+/// A recycle let through by a rate gate's emergency exit (token bucket,
+/// window cap, capacity floor), the lease not bypassed.
+pub const RATE_GATE_EXIT: RGBColor = RGBColor(0xbc, 0xbd, 0x22);
+/// A bypass whose branch (pressure or ceiling) no recorded field tells.
+pub const BYPASS_UNKNOWN: RGBColor = RGBColor(0x7f, 0x7f, 0x7f);
 /// A `recycle_held` attempt (any gate that held it).
 pub const HELD: RGBColor = RGBColor(0x94, 0x67, 0xbd);
 /// A kernel OOM kill.
