@@ -256,6 +256,10 @@ pub fn compare(sides: &[Side]) -> Comparison {
 }
 
 fn pct(x: f64) -> String {
+    // Under half a percent either way reads as 0% (never "-0%").
+    if (x * 100.0).abs() < 0.5 {
+        return "0%".into();
+    }
     format!("{:.0}%", x * 100.0)
 }
 
