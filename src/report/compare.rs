@@ -274,10 +274,12 @@ fn shown(key: &str, v: f64) -> String {
 /// One sentence per candidate and figure: "candidate cuts recycles_per_hour
 /// 42% (35-49%): 4.083 -> 2.368 /h, 10 paired seeds".
 pub fn sentence(f: &Figure, d: &Difference) -> String {
-    let verb = match d.difference {
-        x if x == 0.0 => "leaves",
-        x if x < 0.0 => "cuts",
-        _ => "raises",
+    let verb = if d.difference == 0.0 {
+        "leaves"
+    } else if d.difference < 0.0 {
+        "cuts"
+    } else {
+        "raises"
     };
     let rel_show = |x: f64| pct(x);
     let abs_show = |x: f64| shown(&f.key, x);

@@ -225,9 +225,9 @@ fn made_by(h: &mut String, m: &super::provenance::MadeBy) {
         );
     };
     let header = "<tr><th>key</th><th>this run</th><th>default</th></tr>\n";
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<h3>Policy and scenario: {} keys differ from the embedded default ({})</h3>\n",
+        "<h3>Policy and scenario: {} keys differ from the embedded default ({})</h3>",
         m.differing.len(),
         escape(&m.default_name)
     );

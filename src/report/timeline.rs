@@ -178,7 +178,7 @@ struct View {
 
 /// An hours value as `HH:MM` (hours past 99 keep counting).
 pub fn clock(h: &f64) -> String {
-    let m = (h * 60.0).round().max(0.0).min(1e9) as u64;
+    let m = (h * 60.0).round().clamp(0.0, 1e9) as u64;
     format!("{:02}:{:02}", m / 60, m % 60)
 }
 

@@ -69,7 +69,7 @@ pub fn parse_time(text: &str) -> Result<f64, String> {
         };
         num.trim().parse::<f64>().map_err(|_| bad())? * scale
     };
-    if v.is_finite() && v >= 0.0 && v <= 1e12 {
+    if (0.0..=1e12).contains(&v) {
         Ok(v)
     } else {
         Err(format!("`{text}`: a time from 0 to 1e12 s"))
@@ -164,14 +164,15 @@ pub fn events_table(events: &[Event], lanes: &[String], t0: f64, t1: f64, title:
             .cloned()
             .unwrap_or_else(|| format!("inst-{}", e.instance));
         let key = (e.instance, e.worker.clone());
-        if e.mark == Mark::Held && last_hold.as_ref() == Some(&key) {
-            if let Some(r) = rows.last_mut() {
-                let n: usize = r[7].trim_start_matches("x").parse().unwrap_or(1);
-                r[7] = format!("x{}", n + 1);
-                r[3] = opt(e.rss_mb);
-                folded += 1;
-                continue;
-            }
+        if e.mark == Mark::Held
+            && last_hold.as_ref() == Some(&key)
+            && let Some(r) = rows.last_mut()
+        {
+            let n: usize = r[7].trim_start_matches("x").parse().unwrap_or(1);
+            r[7] = format!("x{}", n + 1);
+            r[3] = opt(e.rss_mb);
+            folded += 1;
+            continue;
         }
         last_hold = (e.mark == Mark::Held).then_some(key);
         let pressure = match (e.mark, e.pressure) {
@@ -201,7 +202,7 @@ pub fn events_table(events: &[Event], lanes: &[String], t0: f64, t1: f64, title:
             "{title}: {} events{}{more}",
             inside.len(),
             if folded > 0 {
-                format!(", consecutive holds of one worker folded (x N)")
+                ", consecutive holds of one worker folded (x N)".to_string()
             } else {
                 String::new()
             }
