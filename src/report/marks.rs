@@ -248,7 +248,7 @@ pub fn draw_canary(ch: &mut Chart<'_, '_>, events: &[Event], lanes: usize) -> Dr
             let top = cols.iter().map(|c| c.1).max().unwrap_or(0);
             most[k] = most[k].max(top);
             let y = lane as f64;
-            let w = if m == Mark::FetchFailed { 2 } else { 1 };
+            let w = 2;
             ch.draw_series(cols.iter().map(|&(x, n)| {
                 // One event: a 0.14-lane tick; the densest column: 0.42.
                 let h = 0.14 + 0.28 * ((n as f64 - 1.0) / (top.max(2) as f64 - 1.0));

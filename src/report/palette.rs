@@ -40,6 +40,11 @@ pub const BAR_ALERT: RGBColor = RGBColor(0xe8, 0x8a, 0x4f);
 pub const BACKGROUND: RGBColor = RGBColor(0xb0, 0xb0, 0xb0);
 /// Histogram bars.
 pub const BAR: RGBColor = RGBColor(0x6b, 0x8e, 0xae);
+/// A second population's bars beside `BAR`'s (cross-instance gaps).
+pub const BAR_ACROSS: RGBColor = RGBColor(0xa6, 0x76, 0x1d);
+/// compare's better / worse pair, used by no other chart.
+pub const BETTER: RGBColor = RGBColor(0x01, 0x66, 0x5e);
+pub const WORSE: RGBColor = RGBColor(0x8c, 0x51, 0x0a);
 /// The cooldown .. cooldown + tick band.
 pub const BAND: RGBColor = RGBColor(0xf2, 0xc9, 0x4c);
 /// Memory surge episodes, shaded behind the headroom lines.

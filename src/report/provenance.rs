@@ -146,6 +146,6 @@ mod tests {
         let m = made_by("d", Some(changed.as_bytes()), &summary).unwrap();
         let keys: Vec<&str> = m.differing.iter().map(|s| s.key.as_str()).collect();
         assert_eq!(keys, ["policy.cooldown_s"]);
-        assert_eq!(m.differing[0].default.as_deref(), Some("120"));
+        assert_eq!(m.differing[0].default.as_deref(), Some("120.0"));
     }
 }
