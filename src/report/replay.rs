@@ -360,8 +360,9 @@ pub fn build_replay_with(
                 "What-if: other policies on the calibrated window",
                 "Each alternative policy's difference against the recorded (calibrated) \
                  policy, per figure on its own axis: a dot at the mean of the paired \
-                 differences over the seeds, a bar over its 95% interval; red and filled \
-                 where the interval excludes zero."
+                 differences over the seeds, a bar over its 95% interval; filled where the \
+                 interval excludes zero, dark green when that change is better, brown when \
+                 worse (by the figure's direction: fewer recycles, longer lifetimes)."
                     .into(),
                 super::whatif::forest(&policies)?,
             ));
