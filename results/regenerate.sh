@@ -31,3 +31,12 @@ fleetsim replay scenarios/recordings/generated-24h.csv --calibrate \
     --what-if scenarios/whatif/ceiling-escalation.toml --what-if scenarios/whatif/token-bucket.toml \
     --out results/replay-generated-24h
 fleetsim report results/replay-generated-24h
+
+# The seeds' fixes against the deployed recycler on 20 paired seeds
+# (`fleetsim compare`); its 40 run directories stay in out/, the comparison
+# comes here.
+fleetsim compare --seeds 20 default scenarios/render-2x3-fixed.toml --out out/compare-fixed \
+    > results/compare-fixed.txt
+mkdir -p results/compare-fixed
+cp out/compare-fixed/compare.json out/compare-fixed/report.html out/compare-fixed/timeline-*.svg \
+    results/compare-fixed/

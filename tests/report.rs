@@ -52,6 +52,7 @@ fn run_directory_report() {
     let html = report(dir.path());
     let files = [
         "timeline.svg",
+        "zoom.svg",
         "capacity.svg",
         "requests_per_worker.svg",
         "margin.svg",
@@ -255,6 +256,8 @@ fn event(t: f64, mark: Mark, instance: u32, rss: f64) -> Event {
         hard_limit_mb: Some(650.0),
         requests: Some(t % 2000.0),
         branch: "lease_acquired".into(),
+        pressure: None,
+        trigger: String::new(),
     }
 }
 

@@ -91,6 +91,7 @@ fn generated_day_with_calibration() {
     );
     let files = [
         "timeline.svg",
+        "zoom.svg",
         "requests_per_worker.svg",
         "margin.svg",
         "gaps.svg",
@@ -146,6 +147,7 @@ fn seeds_log_without_per_request_rows() {
     let html = replay_and_report(dir.path(), &["scenarios/recordings/seeds-31min.log"]);
     let files = [
         "timeline.svg",
+        "zoom.svg",
         "requests_per_worker.svg",
         "margin.svg",
         "gaps.svg",
@@ -205,10 +207,15 @@ fn empty_and_one_event_recordings_explain_the_missing_charts() {
     .unwrap();
     let out = dir.path().join("one");
     let html = replay_and_report(&out, &[one.to_str().unwrap()]);
-    check_page(&html, 3);
+    check_page(&html, 4);
     check_svgs(
         &out,
-        &["timeline.svg", "requests_per_worker.svg", "margin.svg"],
+        &[
+            "timeline.svg",
+            "zoom.svg",
+            "requests_per_worker.svg",
+            "margin.svg",
+        ],
     );
     assert!(html.contains("No gap chart: fewer than two recycles"));
     cells_equal_analysis(&html, &out);
@@ -248,9 +255,10 @@ fn large_recording_stays_bounded() {
     fs::write(&path, csv).unwrap();
     let out = dir.path().join("out");
     let html = replay_and_report(&out, &[path.to_str().unwrap()]);
-    check_page(&html, 4);
+    check_page(&html, 5);
     for f in [
         "timeline.svg",
+        "zoom.svg",
         "requests_per_worker.svg",
         "margin.svg",
         "gaps.svg",

@@ -1,6 +1,7 @@
 //! The command line: clap commands, paths, output files, exit codes.
 //! Everything here is I/O at the edge; the simulation is the library's.
 
+mod compare;
 mod interrupt;
 mod limits;
 mod lock;
@@ -69,6 +70,8 @@ enum Command {
     Optimise(optimise::OptimiseArgs),
     /// Draw an output directory (run, saturate, sweep, optimise, replay) as SVG charts and report.html.
     Report(report::ReportArgs),
+    /// Put run directories (or scenarios on --seeds N paired seeds) side by side: differences with 95% intervals, compare.json, report.html.
+    Compare(compare::CompareArgs),
     /// Combine the outputs of a sharded sweep.
     Merge(sweep::MergeArgs),
     /// Import recorded windows (events.csv, JSON Lines, platform logs) and analyse them per limit regime.
@@ -138,6 +141,7 @@ pub fn main() -> i32 {
         Command::Merge(args) => sweep::merge(args),
         Command::Optimise(args) => optimise::run(args),
         Command::Report(args) => report::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
         Command::Completions(args) => shell::completions(args, Cli::command()),

@@ -18,6 +18,29 @@ pub struct ReportArgs {
     /// Open report.html with xdg-open afterwards (a missing opener is not an error).
     #[arg(long)]
     pub open: bool,
+    /// Zoom the timeline on this window instead of the busiest hour: from T
+    /// (seconds from the start of the time axis, `5400`, `90m`, `1.5h`, or
+    /// `H:MM[:SS]`), with `--to`.
+    #[arg(long, value_name = "T", requires = "to")]
+    pub from: Option<String>,
+    /// The window's end (same forms as `--from`).
+    #[arg(long, value_name = "T", requires = "from")]
+    pub to: Option<String>,
+}
+
+/// `--from`/`--to` as seconds, or the bad-input message.
+fn window(args: &ReportArgs) -> Result<Option<(f64, f64)>, Failure> {
+    let (Some(a), Some(b)) = (&args.from, &args.to) else {
+        return Ok(None);
+    };
+    let t = |flag: &str, v: &str| {
+        report::zoom::parse_time(v).map_err(|e| Failure::input(format!("--{flag}: {e}")))
+    };
+    let (t0, t1) = (t("from", a)?, t("to", b)?);
+    if t1 <= t0 {
+        return Err(Failure::input(format!("--to {b} must be after --from {a}")));
+    }
+    Ok(Some((t0, t1)))
 }
 
 fn names(dir: &Path) -> Result<Vec<String>, Failure> {
@@ -61,6 +84,9 @@ fn write(path: PathBuf, text: &str) -> Result<(), Failure> {
 
 pub fn run(args: ReportArgs) -> Result<(), Failure> {
     let dir = &args.dir;
+    let opts = report::Options {
+        window_s: window(&args)?,
+    };
     let present = names(dir)?;
     let Some(kind) = Kind::detect(&present) else {
         let hint = if present.iter().any(|n| n == "events.csv") {
@@ -77,12 +103,19 @@ pub fn run(args: ReportArgs) -> Result<(), Failure> {
             dir.display()
         )));
     };
+    if opts.window_s.is_some() && !matches!(kind, Kind::Run | Kind::Replay) {
+        return Err(Failure::input(format!(
+            "--from/--to: {} has no timeline to zoom on ({} output)",
+            dir.display(),
+            kind.label()
+        )));
+    }
     let files = read(dir, kind)?;
     let name = fs::canonicalize(dir)
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| dir.display().to_string());
-    let rendered = report::build(kind, &name, &files)
+    let rendered = report::build_with(kind, &name, &files, &opts)
         .map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?;
     for c in &rendered.charts {
         write(dir.join(&c.file), &c.svg)?;

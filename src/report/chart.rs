@@ -314,6 +314,11 @@ pub enum Swatch {
     Cross(RGBColor),
     Tick(RGBColor),
     Fill(RGBColor),
+    Square(RGBColor),
+    Triangle(RGBColor),
+    Diamond(RGBColor),
+    /// A ring around a marker (the pressure flag).
+    Halo(RGBColor),
 }
 
 /// A column of legend entries at the top of `area`.
@@ -343,6 +348,18 @@ pub fn legend(area: &Area<'_>, entries: &[(String, Swatch)]) -> DrawResult {
                 vec![(22, y - 7), (22, y + 7)],
                 col.stroke_width(2),
             ))?,
+            Swatch::Square(col) => {
+                area.draw(&Rectangle::new([(18, y - 4), (26, y + 4)], col.filled()))?
+            }
+            Swatch::Triangle(col) => area.draw(&Polygon::new(
+                vec![(22, y - 5), (27, y + 4), (17, y + 4)],
+                col.filled(),
+            ))?,
+            Swatch::Diamond(col) => area.draw(&Polygon::new(
+                vec![(22, y - 5), (27, y), (22, y + 5), (17, y)],
+                col.filled(),
+            ))?,
+            Swatch::Halo(col) => area.draw(&Circle::new(c, 8, col.stroke_width(2)))?,
             Swatch::Fill(col) => area.draw(&Rectangle::new(
                 [(x, y - 6), (x + 18, y + 6)],
                 col.mix(0.8).filled(),

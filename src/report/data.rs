@@ -7,15 +7,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use std::fmt;
 
-/// The `lease` column, by branch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LeaseClass {
-    Acquired,
-    BypassPressure,
-    BypassCeiling,
-    /// No fleet gate consulted (`none`), or a label this report does not know.
-    Ungated,
-}
+pub use super::path::{LeaseClass, Trigger};
 
 /// What happened, as the charts tell it apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -30,28 +22,11 @@ pub enum Mark {
     Other,
 }
 
-impl LeaseClass {
-    /// How a recycle passed the fleet gates: the `lease` column first (the
-    /// seeds' categorical field, never re-derived from thresholds), then any
-    /// other fleet gate's exit named in `branch` (`bucket_bypass_pressure`,
-    /// `window_bypass_hard_ceiling`...).
-    pub fn of(lease: &str, branch: &str) -> LeaseClass {
-        match lease {
-            "bypassed_hard_ceiling" => LeaseClass::BypassCeiling,
-            "bypassed_pressure" => LeaseClass::BypassPressure,
-            _ if branch.contains("bypass_hard_ceiling") => LeaseClass::BypassCeiling,
-            _ if branch.contains("bypass_pressure") => LeaseClass::BypassPressure,
-            "acquired" => LeaseClass::Acquired,
-            _ if !branch.is_empty() && branch != "ungated" => LeaseClass::Acquired,
-            _ => LeaseClass::Ungated,
-        }
-    }
-}
-
 impl Mark {
-    pub fn of(event: &str, lease: &str, branch: &str) -> Mark {
+    /// A row's mark from its `event`, `lease`, `branch` and `pressure` cells.
+    pub fn of(event: &str, lease: &str, branch: &str, pressure: &str) -> Mark {
         match event {
-            "worker_recycled" => Mark::Recycled(LeaseClass::of(lease, branch)),
+            "worker_recycled" => Mark::Recycled(LeaseClass::of(lease, branch, pressure)),
             "recycle_held" => Mark::Held,
             "oom_kill" => Mark::OomKill,
             "evil_kill" => Mark::EvilKill,
@@ -76,6 +51,10 @@ pub struct Event {
     pub hard_limit_mb: Option<f64>,
     pub requests: Option<f64>,
     pub branch: String,
+    /// The `pressure` flag (instance headroom under the threshold), as recorded.
+    pub pressure: Option<bool>,
+    /// The `trigger` column (`rss_limit`, `max_requests`...; empty: not recorded).
+    pub trigger: String,
 }
 
 fn csv_err(file: &str, e: impl fmt::Display) -> ReportError {
@@ -189,6 +168,7 @@ fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportEr
         c("requests"),
     );
     let (lease, branch) = (c("lease"), c("branch"));
+    let (pressure, trigger) = (c("pressure"), c("trigger"));
     if ts.is_none() || ev.is_none() {
         return Err(csv_err(file, "no `ts` or `event` column"));
     }
@@ -198,7 +178,12 @@ fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportEr
         let instance = t.get(row, inst).trim();
         let event = Event {
             t_s,
-            mark: Mark::of(t.get(row, ev), t.get(row, lease), t.get(row, branch)),
+            mark: Mark::of(
+                t.get(row, ev),
+                t.get(row, lease),
+                t.get(row, branch),
+                t.get(row, pressure),
+            ),
             instance: instance
                 .trim_start_matches("inst-")
                 .parse()
@@ -209,6 +194,8 @@ fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportEr
             hard_limit_mb: t.num(row, hard),
             requests: t.num(row, req),
             branch: t.get(row, branch).to_string(),
+            pressure: crate::replay::import::fields::parse_bool(t.get(row, pressure).trim()),
+            trigger: t.get(row, trigger).trim().to_string(),
         };
         out.push((event, instance.to_string()));
     }
@@ -510,31 +497,6 @@ mod tests {
         // No column: none.
         let plain = parse_timeline(b"t_s,serving\n0,6\n60,6\n").unwrap();
         assert!(plain.surge_s.is_empty() && plain.surge_spans(1.0).is_empty());
-    }
-
-    #[test]
-    fn recycles_classified_by_lease_then_branch() {
-        let c = LeaseClass::of;
-        assert_eq!(c("acquired", "lease_acquired"), LeaseClass::Acquired);
-        assert_eq!(
-            c("bypassed_pressure", "bypass_pressure"),
-            LeaseClass::BypassPressure
-        );
-        assert_eq!(
-            c("bypassed_hard_ceiling", "bucket_token+bypass_hard_ceiling"),
-            LeaseClass::BypassCeiling
-        );
-        assert_eq!(
-            c("acquired", "bucket_bypass_pressure+lease_acquired"),
-            LeaseClass::BypassPressure
-        );
-        assert_eq!(
-            c("none", "window_bypass_hard_ceiling"),
-            LeaseClass::BypassCeiling
-        );
-        assert_eq!(c("none", "bucket_token"), LeaseClass::Acquired);
-        assert_eq!(c("none", "ungated"), LeaseClass::Ungated);
-        assert_eq!(c("", ""), LeaseClass::Ungated);
     }
 
     #[test]

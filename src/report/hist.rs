@@ -43,6 +43,10 @@ struct Hist<'a> {
     markers: &'a [Marker],
     bands: &'a [Band],
     log: bool,
+    /// The bars' colour (`pal::BAR`; another population its own).
+    color: RGBColor,
+    /// A heading over the panel (side-by-side panels name their population).
+    title: Option<&'a str>,
 }
 
 /// Where a log axis starts: gaps shorter than this are drawn at it.
@@ -53,6 +57,15 @@ fn tx(h: &Hist, v: f64) -> f64 {
 }
 
 fn panel(area: &Area<'_>, h: &Hist) -> DrawResult {
+    let area = match h.title {
+        Some(t) => {
+            let (top, rest) = area.split_vertically(26);
+            top.draw(&Text::new(t.to_string(), (80, 4), axis_style()))?;
+            rest
+        }
+        None => area.clone(),
+    };
+    let area = &area;
     let vals: Vec<f64> = h
         .values
         .iter()
@@ -142,7 +155,7 @@ where
                 let (x0, x1) = (lo + i as f64 * width, lo + (i + 1) as f64 * width);
                 let col = match alert {
                     Some(a) if x1 <= a + 1e-9 => pal::BAR_ALERT,
-                    _ => pal::BAR,
+                    _ => h.color,
                 };
                 Rectangle::new([(x0, 0.0), (x1, *c as f64)], col.filled())
             }),
@@ -227,6 +240,8 @@ pub fn requests_per_worker(events: &[Event]) -> Result<String, ReportError> {
         markers: &markers,
         bands: &[],
         log: false,
+        color: pal::BAR,
+        title: None,
     };
     let mut entries = vec![(format!("{} recycles", v.len()), Swatch::Fill(pal::BAR))];
     entries.extend(marker_entries(&markers, &[]));
@@ -261,6 +276,8 @@ pub fn margin(events: &[Event]) -> Result<String, ReportError> {
         markers: &markers,
         bands: &[],
         log: false,
+        color: pal::BAR,
+        title: None,
     };
     let mut entries = vec![(format!("{} recycles", v.len()), Swatch::Fill(pal::BAR))];
     entries.extend(marker_entries(&markers, &[]));
@@ -355,10 +372,22 @@ pub fn gap_histograms_of(
         let (plot, side) = area.split_horizontally(W - LEGEND_W);
         let (left, right) = plot.split_horizontally((W - LEGEND_W) / 2);
         let descs = [
-            (&left, same, "same-instance gap (s, log scale)"),
-            (&right, cross, "cross-instance gap (s, log scale)"),
+            (
+                &left,
+                same,
+                "same-instance gap (s, log scale)",
+                pal::BAR,
+                "Same instance: since its previous recycle",
+            ),
+            (
+                &right,
+                cross,
+                "cross-instance gap (s, log scale)",
+                pal::BAR_ACROSS,
+                "Across instances: since any other's latest",
+            ),
         ];
-        for (a, v, d) in descs {
+        for (a, v, d, color, title) in descs {
             let h = Hist {
                 values: v,
                 x_desc: d,
@@ -367,6 +396,8 @@ pub fn gap_histograms_of(
                 markers: &markers,
                 bands: &bands,
                 log: true,
+                color,
+                title: Some(title),
             };
             panel(a, &h)?;
         }
@@ -377,7 +408,7 @@ pub fn gap_histograms_of(
             ),
             (
                 format!("across: {} (min {})", cross.len(), min_label(cross)),
-                Swatch::Fill(pal::BAR),
+                Swatch::Fill(pal::BAR_ACROSS),
             ),
         ];
         if policy.cooldown_s.is_none() {
@@ -407,6 +438,8 @@ mod tests {
             hard_limit_mb: Some(650.0),
             requests: Some(800.0),
             branch: String::new(),
+            pressure: None,
+            trigger: String::new(),
         }
     }
 

@@ -110,6 +110,10 @@ figcaption { color: #555; font-size: 14px; max-width: 1100px; }
 ul.notes li { margin: 4px 0; }
 nav a { margin-right: 14px; }
 div.wide { overflow-x: auto; }
+table.compare tr.head td:first-child { font-weight: bold; }
+td.better { background: #d7eee9; color: #01665e; }
+td.worse { background: #f3e3cc; color: #8c510a; }
+details { margin: 6px 0 12px 0; }
 ";
 
 /// The whole page.
@@ -137,6 +141,9 @@ pub fn page(r: &Report) -> String {
         );
     }
     h.push_str("</nav>\n");
+    if let Some(m) = &r.made_by {
+        made_by(&mut h, m);
+    }
     if let Some(s) = &r.summary {
         summary_table(&mut h, &s.0);
     }
@@ -149,6 +156,9 @@ pub fn page(r: &Report) -> String {
     }
     for g in &r.grids {
         grid(&mut h, g);
+    }
+    for x in &r.extra_html {
+        h.push_str(x);
     }
     if !r.notes.is_empty() {
         h.push_str("<ul class=\"notes\">\n");
@@ -169,23 +179,77 @@ pub fn page(r: &Report) -> String {
             file = escape(&c.file),
         );
     }
+    for g in &r.after {
+        grid(&mut h, g);
+    }
     let _ = write!(
         h,
         "<p class=\"meta\">Colours: <span style=\"color:{}\">lease acquired or gate open</span>, \
-         <span style=\"color:{}\">bypass on pressure</span>, \
-         <span style=\"color:{}\">bypass on hard ceiling</span>, \
+         <span style=\"color:{}\">pressure (the lease's exit; a ring: pressure=true)</span>, \
+         <span style=\"color:{}\">hard ceiling (the lease's exit, the ceiling line)</span>, \
+         <span style=\"color:{}\">a rate gate's exit</span>, \
          <span style=\"color:{}\">held</span>, <span style=\"color:{}\">OOM kill</span>, \
          <span style=\"color:{}\">retry_ok</span>, <span style=\"color:{}\">fetch_failed</span> \
          in every chart.</p>\n</body>\n</html>\n",
         pal::hex(pal::ACQUIRED),
         pal::hex(pal::BYPASS_PRESSURE),
         pal::hex(pal::BYPASS_CEILING),
+        pal::hex(pal::RATE_GATE_EXIT),
         pal::hex(pal::HELD),
         pal::hex(pal::OOM),
         pal::hex(pal::RETRY_OK),
         pal::hex(pal::FETCH_FAILED),
     );
     h
+}
+
+/// What made a run: the reproduce command, the model, the keys that differ
+/// from the embedded default, then every other key folded away.
+fn made_by(h: &mut String, m: &super::provenance::MadeBy) {
+    let _ = write!(
+        h,
+        "<h2 id=\"made-by\">What made this run</h2>\n<table class=\"made\">\n\
+         <tr><th>reproduce</th><td><code>{}</code></td></tr>\n\
+         <tr><th>model</th><td>{}</td></tr>\n<tr><th>scenario</th><td>{}</td></tr>\n</table>\n",
+        escape(&m.reproduce),
+        escape(&m.model),
+        escape(&m.scenario),
+    );
+    let row = |h: &mut String, s: &super::provenance::Setting| {
+        let _ = writeln!(
+            h,
+            "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&s.key),
+            escape(&s.value),
+            escape(s.default.as_deref().unwrap_or("(no such key)")),
+        );
+    };
+    let header = "<tr><th>key</th><th>this run</th><th>default</th></tr>\n";
+    let _ = writeln!(
+        h,
+        "<h3>Policy and scenario: {} keys differ from the embedded default ({})</h3>",
+        m.differing.len(),
+        escape(&m.default_name)
+    );
+    if !m.differing.is_empty() {
+        let _ = write!(h, "<table class=\"differing\">\n{header}");
+        for s in &m.differing {
+            row(h, s);
+        }
+        h.push_str("</table>\n");
+    }
+    if !m.same.is_empty() {
+        let _ = write!(
+            h,
+            "<details><summary>the other {} keys, as the default has them</summary>\n\
+             <table>\n{header}",
+            m.same.len()
+        );
+        for s in &m.same {
+            row(h, s);
+        }
+        h.push_str("</table>\n</details>\n");
+    }
 }
 
 fn anchor(file: &str) -> String {

@@ -13,16 +13,21 @@
 //! validation.json's samples as recorded-vs-simulated overlays (`overlay.rs`).
 
 pub mod chart;
+pub mod compare;
 pub mod data;
 pub mod hist;
 pub mod html;
+pub mod marks;
 pub mod overlay;
 pub mod palette;
+pub mod path;
+pub mod provenance;
 pub mod replay;
 pub mod saturate;
 pub mod sweep;
 pub mod timeline;
 pub mod whatif;
+pub mod zoom;
 
 use std::collections::BTreeMap;
 
@@ -151,6 +156,21 @@ pub struct Report {
     pub grids: Vec<Grid>,
     pub notes: Vec<String>,
     pub charts: Vec<Chart>,
+    /// What made a run: its policy against the default, how to reproduce it.
+    pub made_by: Option<provenance::MadeBy>,
+    /// Tables placed after the charts (the zoomed window's events).
+    pub after: Vec<Grid>,
+    /// HTML fragments placed before the charts, each built (and escaped) by
+    /// this module's own writers (`compare::table_html`).
+    pub extra_html: Vec<String>,
+}
+
+/// How a report is drawn, besides its files.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Options {
+    /// The stretch the timeline zooms on, seconds on the time axis
+    /// (`--from`, `--to`); None: the busiest hour.
+    pub window_s: Option<(f64, f64)>,
 }
 
 /// The report's files: its charts and the page that holds them all.
@@ -171,12 +191,22 @@ pub(crate) fn need<'a>(files: &'a Files, name: &str) -> Result<&'a [u8], ReportE
 
 /// Builds the report of a directory called `name` from its files.
 pub fn build(kind: Kind, name: &str, files: &Files) -> Result<Rendered, ReportError> {
+    build_with(kind, name, files, &Options::default())
+}
+
+/// The same, with options (a zoom window).
+pub fn build_with(
+    kind: Kind,
+    name: &str,
+    files: &Files,
+    opts: &Options,
+) -> Result<Rendered, ReportError> {
     let report = match kind {
-        Kind::Run => build_run(name, files)?,
+        Kind::Run => build_run_with(name, files, opts)?,
         Kind::Saturate => build_saturate(name, files)?,
         Kind::Sweep => build_sweep(name, files)?,
         Kind::Optimise => build_optimise(name, files)?,
-        Kind::Replay => replay::build_replay(name, files)?,
+        Kind::Replay => replay::build_replay_with(name, files, opts)?,
     };
     Ok(Rendered {
         html: html::page(&report),
@@ -194,6 +224,49 @@ fn chart(file: &str, title: &str, caption: &str, svg: String) -> Chart {
 }
 
 pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
+    build_run_with(name, files, &Options::default())
+}
+
+/// The zoomed stretch of a timeline: the chart and its events' table, or a
+/// note saying why there is none.
+pub fn zoom_of(
+    tl: &data::Timeline,
+    events: &[data::Event],
+    frame: &timeline::Frame,
+    opts: &Options,
+    notes: &mut Vec<String>,
+) -> Result<Option<(Chart, Grid)>, ReportError> {
+    let (t0, t1, title, file) = match opts.window_s {
+        Some((a, b)) => (
+            a,
+            b,
+            format!("Window {}", zoom::window_label(a, b)),
+            "zoom.svg",
+        ),
+        None => match zoom::busiest_hour(events) {
+            Some((a, b, n)) => (
+                a,
+                b,
+                format!("Busiest hour {}: {n} recycles", zoom::window_label(a, b)),
+                "zoom.svg",
+            ),
+            None => {
+                notes.push("No recycle: no busiest hour to zoom on.".into());
+                return Ok(None);
+            }
+        },
+    };
+    let svg = timeline::fleet_window(tl, events, frame, (t0, t1), &title)?;
+    let grid = zoom::events_table(events, &frame.lanes, t0, t1, &title);
+    let caption = "The timeline above cut to this stretch (time as HH:MM from the start of the \
+                   time axis), every event drawn where it happened: each recycle by the path \
+                   that let it through (colour) and its trigger (shape), pressure=true ringed \
+                   in orange, holds as rings, kills as crosses; the client canary below. The \
+                   table after the charts lists the same events in time order.";
+    Ok(Some((chart(file, &title, caption, svg), grid)))
+}
+
+pub fn build_run_with(name: &str, files: &Files, opts: &Options) -> Result<Report, ReportError> {
     let summary = data::parse_summary(need(files, "summary.json")?)?;
     let events = data::parse_events(need(files, "events.csv")?)?;
     let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
@@ -225,17 +298,26 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
             tl.workers.len()
         )
     });
-    let charts = vec![
+    let made_by = provenance::made_by(
+        name,
+        files.get("scenario.toml").map(Vec::as_slice),
+        &summary,
+    )?;
+    let frame = timeline::Frame::run(&tl, &events, &policy);
+    let zoomed = zoom_of(&tl, &events, &frame, opts, &mut notes)?;
+    let mut charts = vec![
         chart(
             "timeline.svg",
             "Fleet timeline",
             "Top: each worker slot's RSS and its own jittered limit (dashed; without \
              workers.csv, each instance's largest worker RSS), every recycle at the recycled worker's \
-             RSS coloured by how it passed the fleet lease (acquired, bypass on pressure, \
-             bypass on the hard ceiling), holds as rings, kills as crosses, the hard ceiling \
-             in red and the jittered limit band in grey. Bottom, on the same time axis: the \
-             client canary per instance (retry_ok, fetch_failed).",
-            timeline::fleet_timeline(&tl, &events, &policy)?,
+             RSS coloured by the path that let it through (lease acquired, the lease's exit on \
+             pressure or on the hard ceiling, a rate gate's exit), shaped by its trigger, ringed \
+             in orange when recorded with pressure=true; holds as rings, kills as crosses, the \
+             hard ceiling in red and the jittered limit band in grey. Bottom, on the same time \
+             axis: the client canary per instance (retry_ok up, fetch_failed down, a tick's \
+             height the count in its 2-pixel column).",
+            timeline::fleet_timeline_in(&tl, &events, &frame)?,
         ),
         chart(
             "capacity.svg",
@@ -276,6 +358,11 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
             hist::gap_histograms(&events, &policy)?,
         ),
     ];
+    let mut after = Vec::new();
+    if let Some((c, g)) = zoomed {
+        charts.insert(1, c);
+        after.push(g);
+    }
     Ok(Report {
         name: name.into(),
         kind: Some(Kind::Run),
@@ -284,6 +371,9 @@ pub fn build_run(name: &str, files: &Files) -> Result<Report, ReportError> {
         grids: Vec::new(),
         notes,
         charts,
+        made_by: Some(made_by),
+        after,
+        extra_html: Vec::new(),
     })
 }
 
@@ -366,6 +456,7 @@ pub fn build_saturate(name: &str, files: &Files) -> Result<Report, ReportError> 
         grids: vec![grid],
         notes: s.verdicts.clone(),
         charts,
+        ..Default::default()
     })
 }
 
@@ -434,6 +525,7 @@ pub fn build_sweep(name: &str, files: &Files) -> Result<Report, ReportError> {
         grids: vec![grid],
         notes: Vec::new(),
         charts,
+        ..Default::default()
     })
 }
 
@@ -498,6 +590,7 @@ pub fn build_optimise(name: &str, files: &Files) -> Result<Report, ReportError> 
         grids: vec![grid],
         notes,
         charts,
+        ..Default::default()
     })
 }
 

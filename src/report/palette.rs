@@ -12,6 +12,11 @@ pub const BYPASS_PRESSURE: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
 pub const BYPASS_CEILING: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 /// A recycle that consulted no fleet gate (no lease configured, other triggers).
 pub const UNGATED: RGBColor = RGBColor(0x17, 0xbe, 0xcf);
+/// A recycle let through by a rate gate's emergency exit (token bucket,
+/// window cap, capacity floor), the lease not bypassed.
+pub const RATE_GATE_EXIT: RGBColor = RGBColor(0xbc, 0xbd, 0x22);
+/// A bypass whose branch (pressure or ceiling) no recorded field tells.
+pub const BYPASS_UNKNOWN: RGBColor = RGBColor(0x7f, 0x7f, 0x7f);
 /// A `recycle_held` attempt (any gate that held it).
 pub const HELD: RGBColor = RGBColor(0x94, 0x67, 0xbd);
 /// A kernel OOM kill.
@@ -35,6 +40,11 @@ pub const BAR_ALERT: RGBColor = RGBColor(0xe8, 0x8a, 0x4f);
 pub const BACKGROUND: RGBColor = RGBColor(0xb0, 0xb0, 0xb0);
 /// Histogram bars.
 pub const BAR: RGBColor = RGBColor(0x6b, 0x8e, 0xae);
+/// A second population's bars beside `BAR`'s (cross-instance gaps).
+pub const BAR_ACROSS: RGBColor = RGBColor(0xa6, 0x76, 0x1d);
+/// compare's better / worse pair, used by no other chart.
+pub const BETTER: RGBColor = RGBColor(0x01, 0x66, 0x5e);
+pub const WORSE: RGBColor = RGBColor(0x8c, 0x51, 0x0a);
 /// The cooldown .. cooldown + tick band.
 pub const BAND: RGBColor = RGBColor(0xf2, 0xc9, 0x4c);
 /// Memory surge episodes, shaded behind the headroom lines.

@@ -280,6 +280,15 @@ fn c(file: &str, title: &str, caption: String, svg: String) -> Chart {
 }
 
 pub fn build_replay(name: &str, files: &Files) -> Result<Report, ReportError> {
+    build_replay_with(name, files, &super::Options::default())
+}
+
+pub fn build_replay_with(
+    name: &str,
+    files: &Files,
+    opts: &super::Options,
+) -> Result<Report, ReportError> {
+    let mut after = Vec::new();
     let a = parse_json("analysis.json", need(files, "analysis.json")?)?;
     if a.pointer("/regimes").and_then(Value::as_array).is_none() {
         return Err(ReportError::Parse {
@@ -320,7 +329,14 @@ pub fn build_replay(name: &str, files: &Files) -> Result<Report, ReportError> {
         ),
         Some(bytes) => {
             let (events, lanes) = data::parse_events_labelled("recording.csv", bytes)?;
-            recording_charts(&a, regime, events, lanes, &mut charts, &mut notes)?;
+            recording_charts(
+                &a,
+                regime,
+                (events, lanes),
+                (opts, &mut after),
+                &mut charts,
+                &mut notes,
+            )?;
         }
     }
     overlay_chart(validation.as_ref(), &mut charts, &mut notes)?;
@@ -344,8 +360,9 @@ pub fn build_replay(name: &str, files: &Files) -> Result<Report, ReportError> {
                 "What-if: other policies on the calibrated window",
                 "Each alternative policy's difference against the recorded (calibrated) \
                  policy, per figure on its own axis: a dot at the mean of the paired \
-                 differences over the seeds, a bar over its 95% interval; red and filled \
-                 where the interval excludes zero."
+                 differences over the seeds, a bar over its 95% interval; filled where the \
+                 interval excludes zero, dark green when that change is better, brown when \
+                 worse (by the figure's direction: fewer recycles, longer lifetimes)."
                     .into(),
                 super::whatif::forest(&policies)?,
             ));
@@ -359,14 +376,17 @@ pub fn build_replay(name: &str, files: &Files) -> Result<Report, ReportError> {
         grids,
         notes,
         charts,
+        made_by: None,
+        after,
+        extra_html: Vec::new(),
     })
 }
 
 fn recording_charts(
     a: &Value,
     regime: Option<usize>,
-    mut events: Vec<Event>,
-    lanes: Vec<String>,
+    (mut events, lanes): (Vec<Event>, Vec<String>),
+    (opts, after): (&super::Options, &mut Vec<super::Grid>),
     charts: &mut Vec<Chart>,
     notes: &mut Vec<String>,
 ) -> Result<(), ReportError> {
@@ -401,14 +421,20 @@ fn recording_charts(
     charts.push(c(
         "timeline.svg",
         "Fleet timeline (recording)",
-        "Every recorded recycle at its RSS, coloured by how it passed the fleet lease (the \
-         recorded lease/branch labels: acquired, bypass on pressure, bypass on the hard \
-         ceiling), holds (RSS samples of a held worker) as rings, kills as crosses; each \
+        "Every recorded recycle at its RSS, coloured by the path that let it through, \
+         classified as analysis.json's bypasses are (the pressure flag first, then the \
+         lease/branch labels: acquired, the lease's exit on pressure or on the hard ceiling, \
+         a rate gate's exit), shaped by its trigger, ringed in orange when pressure=true; holds (RSS samples of a held worker) as rings, kills as crosses; each \
          limit regime's hard ceiling in red and its jittered limit band in grey. Bottom, on \
          the same time axis: the client canary per instance."
             .into(),
         timeline::fleet_timeline_in(&data::Timeline::default(), &events, &frame)?,
     ));
+    let empty = data::Timeline::default();
+    if let Some((chart, grid)) = super::zoom_of(&empty, &events, &frame, opts, notes)? {
+        charts.push(chart);
+        after.push(grid);
+    }
     let Some(i) = regime else {
         notes.push("No limit regime in analysis.json: no histograms.".into());
         return Ok(());
@@ -543,6 +569,8 @@ mod tests {
             hard_limit_mb: None,
             requests: None,
             branch: String::new(),
+            pressure: None,
+            trigger: String::new(),
         }
     }
 

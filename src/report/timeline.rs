@@ -3,10 +3,11 @@
 
 use super::ReportError;
 use super::chart::{
-    self, Area, DrawResult, LEGEND_W, Swatch, axis_style, decimate, label_style, legend,
-    one_per_pixel, render, span, span_from_zero, titled,
+    self, Area, DrawResult, LEGEND_W, Swatch, axis_style, decimate, label_style, legend, render,
+    span, span_from_zero, titled,
 };
-use super::data::{Event, LeaseClass, Mark, Policy, Timeline, WorkerSeries};
+use super::data::{Event, Mark, Policy, Timeline, WorkerSeries};
+use super::marks;
 use super::palette as pal;
 use plotters::prelude::*;
 
@@ -83,60 +84,6 @@ fn mb_list(v: &[f64]) -> String {
         .join(", ")
 }
 
-/// Which marks the memory panel draws, in legend order, with their style.
-const MEMORY_MARKS: [(Mark, &str); 8] = [
-    (
-        Mark::Recycled(LeaseClass::Acquired),
-        "recycled: lease/gate open",
-    ),
-    (
-        Mark::Recycled(LeaseClass::BypassPressure),
-        "recycled: bypass on pressure",
-    ),
-    (
-        Mark::Recycled(LeaseClass::BypassCeiling),
-        "recycled: bypass on ceiling",
-    ),
-    (
-        Mark::Recycled(LeaseClass::Ungated),
-        "recycled: no fleet gate",
-    ),
-    (Mark::Held, "recycle_held"),
-    (Mark::OomKill, "oom_kill"),
-    (Mark::EvilKill, "evil_kill"),
-    (Mark::DrainKilled, "drain_killed"),
-];
-
-pub fn mark_color(m: Mark) -> RGBColor {
-    match m {
-        Mark::Recycled(LeaseClass::Acquired) => pal::ACQUIRED,
-        Mark::Recycled(LeaseClass::BypassPressure) => pal::BYPASS_PRESSURE,
-        Mark::Recycled(LeaseClass::BypassCeiling) => pal::BYPASS_CEILING,
-        Mark::Recycled(LeaseClass::Ungated) => pal::UNGATED,
-        Mark::Held => pal::HELD,
-        Mark::OomKill => pal::OOM,
-        Mark::EvilKill => pal::EVIL_KILL,
-        Mark::DrainKilled => pal::DRAIN_KILLED,
-        Mark::RetryOk => pal::RETRY_OK,
-        Mark::FetchFailed => pal::FETCH_FAILED,
-        Mark::Other => pal::REFERENCE,
-    }
-}
-
-fn swatch(m: Mark) -> Swatch {
-    let c = mark_color(m);
-    match m {
-        Mark::Held => Swatch::Ring(c),
-        Mark::OomKill | Mark::EvilKill | Mark::DrainKilled => Swatch::Cross(c),
-        Mark::RetryOk | Mark::FetchFailed => Swatch::Tick(c),
-        _ => Swatch::Dot(c),
-    }
-}
-
-fn count(events: &[Event], m: Mark) -> usize {
-    events.iter().filter(|e| e.mark == m).count()
-}
-
 /// The hard ceiling: the events' `hard_limit_mb` column, else the policy's.
 fn ceiling(events: &[Event], policy: &Policy) -> Option<f64> {
     events
@@ -162,26 +109,92 @@ pub fn fleet_timeline_in(
     events: &[Event],
     frame: &Frame,
 ) -> Result<String, ReportError> {
+    let title =
+        "Fleet timeline: worker RSS, recycles by path and trigger, holds, kills, client canary";
+    fleet_timeline_at(tl, events, frame, span_of(tl, events, frame), title)
+}
+
+/// The whole timeline on a given x range (hours), so several line up.
+pub fn fleet_timeline_at(
+    tl: &Timeline,
+    events: &[Event],
+    frame: &Frame,
+    x: (f64, f64),
+    title: &str,
+) -> Result<String, ReportError> {
+    let view = View {
+        x,
+        title: title.into(),
+        clock: false,
+    };
+    draw_fleet(tl, events, frame, &view)
+}
+
+/// The hours a fleet timeline covers: its rows, events and limits, from 0.
+pub fn span_of(tl: &Timeline, events: &[Event], frame: &Frame) -> (f64, f64) {
+    let ends = frame.limits.iter().flat_map(|l| [l.t0_s, l.t1_s]);
+    let (lo, hi) = span(
+        tl.t_s
+            .iter()
+            .copied()
+            .chain(events.iter().map(|e| e.t_s))
+            .chain(ends)
+            .map(hours),
+        0.0,
+    );
+    (lo.min(0.0), hi)
+}
+
+/// A stretch of the fleet timeline, `t0_s..t1_s`, its time axis as a clock
+/// (HH:MM from the start of the time axis), its counts those of the stretch.
+pub fn fleet_window(
+    tl: &Timeline,
+    events: &[Event],
+    frame: &Frame,
+    window_s: (f64, f64),
+    title: &str,
+) -> Result<String, ReportError> {
+    let (t0, t1) = window_s;
+    let inside: Vec<Event> = events
+        .iter()
+        .filter(|e| e.t_s >= t0 && e.t_s <= t1)
+        .cloned()
+        .collect();
+    let view = View {
+        x: span([hours(t0), hours(t1)], 0.0),
+        title: title.into(),
+        clock: true,
+    };
+    draw_fleet(&tl.window(t0, t1), &inside, frame, &view)
+}
+
+/// What part of the time axis a fleet chart draws, and how it labels it.
+struct View {
+    x: (f64, f64),
+    title: String,
+    /// Tick labels as HH:MM (a zoom), else hours.
+    clock: bool,
+}
+
+/// An hours value as `HH:MM` (hours past 99 keep counting).
+pub fn clock(h: &f64) -> String {
+    let m = (h * 60.0).round().clamp(0.0, 1e9) as u64;
+    format!("{:02}:{:02}", m / 60, m % 60)
+}
+
+fn draw_fleet(
+    tl: &Timeline,
+    events: &[Event],
+    frame: &Frame,
+    view: &View,
+) -> Result<String, ReportError> {
     render((W, 760), |root| {
-        let area = titled(
-            root,
-            "Fleet timeline: worker RSS, recycles by lease outcome, holds, kills, client canary",
-        )?;
+        let area = titled(root, &view.title)?;
         let (plot, side) = area.split_horizontally(W - LEGEND_W);
         let (top, bottom) = plot.split_vertically(480);
-        let ends = frame.limits.iter().flat_map(|l| [l.t0_s, l.t1_s]);
-        let (lo, hi) = span(
-            tl.t_s
-                .iter()
-                .copied()
-                .chain(events.iter().map(|e| e.t_s))
-                .chain(ends)
-                .map(hours),
-            0.0,
-        );
-        let x = (lo.min(0.0), hi);
-        memory_panel(&top, tl, events, frame, x)?;
-        canary_panel(&bottom, events, frame, x)?;
+        let x = view.x;
+        let merged = memory_panel(&top, tl, events, frame, x)?;
+        let most = canary_panel(&bottom, events, frame, view)?;
         let mut entries: Vec<(String, Swatch)> = if tl.workers.is_empty() {
             (0..tl.instances.len())
                 .map(|i| {
@@ -230,20 +243,26 @@ pub fn fleet_timeline_in(
                 Swatch::Fill(RGBColor(0xe4, 0xe4, 0xe4)),
             ));
         }
-        for (m, label) in MEMORY_MARKS {
-            entries.push((format!("{label} ({})", count(events, m)), swatch(m)));
-        }
-        for m in [Mark::RetryOk, Mark::FetchFailed] {
+        entries.extend(marks::memory_legend(events, merged));
+        for (k, m) in [Mark::RetryOk, Mark::FetchFailed].into_iter().enumerate() {
             let label = if m == Mark::RetryOk {
                 "retry_ok"
             } else {
                 "fetch_failed"
             };
-            entries.push((format!("{label} ({})", count(events, m)), swatch(m)));
+            let dense = if most[k] > 1 {
+                format!(", up to {} per 2 px", most[k])
+            } else {
+                String::new()
+            };
+            entries.push((
+                format!("{label} ({}{dense})", count(events, m)),
+                marks::swatch(m),
+            ));
         }
         let no_rss = events
             .iter()
-            .filter(|e| e.rss_mb.is_none() && MEMORY_MARKS.iter().any(|(m, _)| *m == e.mark))
+            .filter(|e| e.rss_mb.is_none() && marks::is_memory_mark(e.mark))
             .count();
         if no_rss > 0 {
             entries.push((
@@ -255,13 +274,17 @@ pub fn fleet_timeline_in(
     })
 }
 
+fn count(events: &[Event], m: Mark) -> usize {
+    events.iter().filter(|e| e.mark == m).count()
+}
+
 fn memory_panel(
     area: &Area<'_>,
     tl: &Timeline,
     events: &[Event],
     frame: &Frame,
     x: (f64, f64),
-) -> DrawResult {
+) -> Result<usize, Box<dyn std::error::Error>> {
     let rss = tl
         .instances
         .iter()
@@ -353,33 +376,7 @@ fn memory_panel(
             ))?;
         }
     }
-    // Holds (a held worker's climb) first, thin; recycles and kills on top.
-    let order = [4usize, 0, 3, 1, 2, 7, 6, 5].map(|k| MEMORY_MARKS[k].0);
-    for m in order {
-        let pts = one_per_pixel(
-            events
-                .iter()
-                .filter(|e| e.mark == m)
-                .map(|e| (hours(e.t_s), e.rss_mb.unwrap_or(y.1))),
-            |p| ch.backend_coord(p),
-        );
-        let c = mark_color(m);
-        match swatch(m) {
-            Swatch::Ring(_) => {
-                ch.draw_series(
-                    pts.iter()
-                        .map(|p| Circle::new(*p, 3, c.mix(0.7).stroke_width(1))),
-                )?;
-            }
-            Swatch::Cross(_) => {
-                ch.draw_series(pts.iter().map(|p| Cross::new(*p, 6, c.stroke_width(2))))?;
-            }
-            _ => {
-                ch.draw_series(pts.iter().map(|p| Circle::new(*p, 4, c.filled())))?;
-            }
-        }
-    }
-    Ok(())
+    marks::draw_memory_marks(&mut ch, events, y.1)
 }
 
 /// A worker slot's limit as steps: (from, to, limit_mb), one per run of
@@ -401,7 +398,12 @@ fn limit_steps(w: &WorkerSeries, min_s: f64) -> Vec<(f64, f64, f64)> {
     out
 }
 
-fn canary_panel(area: &Area<'_>, events: &[Event], frame: &Frame, x: (f64, f64)) -> DrawResult {
+fn canary_panel(
+    area: &Area<'_>,
+    events: &[Event],
+    frame: &Frame,
+    view: &View,
+) -> Result<[usize; 2], Box<dyn std::error::Error>> {
     let n = frame.lanes.len().max(
         events
             .iter()
@@ -410,6 +412,7 @@ fn canary_panel(area: &Area<'_>, events: &[Event], frame: &Frame, x: (f64, f64))
             .unwrap_or(1),
     );
     let keys: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let x = view.x;
     let mut ch = ChartBuilder::on(area)
         .margin_left(10)
         .margin_right(20)
@@ -428,30 +431,26 @@ fn canary_panel(area: &Area<'_>, events: &[Event], frame: &Frame, x: (f64, f64))
             .cloned()
             .unwrap_or_else(|| format!("inst-{i}"))
     };
+    let x_desc = if view.clock {
+        format!("{} as HH:MM", frame.x_desc.replace(" (h)", ""))
+    } else {
+        frame.x_desc.clone()
+    };
+    let x_fmt: &dyn Fn(&f64) -> String = if view.clock {
+        &clock
+    } else {
+        &chart::num_label
+    };
     ch.configure_mesh()
-        .x_desc(frame.x_desc.as_str())
-        .x_label_formatter(&chart::num_label)
+        .x_desc(x_desc.as_str())
+        .x_label_formatter(x_fmt)
         .y_desc("client canary")
         .y_label_formatter(&fmt)
         .axis_desc_style(axis_style())
         .label_style(label_style())
         .light_line_style(RGBColor(0xee, 0xee, 0xee))
         .draw()?;
-    for (m, dy, half) in [(Mark::RetryOk, -0.18, 0.16), (Mark::FetchFailed, 0.18, 0.2)] {
-        let c = mark_color(m);
-        let pts = one_per_pixel(
-            events
-                .iter()
-                .filter(|e| e.mark == m)
-                .map(|e| (hours(e.t_s), e.instance as f64 + dy)),
-            |p| ch.backend_coord(p),
-        );
-        let w = if m == Mark::FetchFailed { 3 } else { 1 };
-        ch.draw_series(pts.iter().map(|&(t, y)| {
-            PathElement::new(vec![(t, y - half), (t, y + half)], c.stroke_width(w))
-        }))?;
-    }
-    Ok(())
+    marks::draw_canary(&mut ch, events, n)
 }
 
 /// Serving, draining and booting workers stacked over time, and each

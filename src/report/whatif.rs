@@ -225,8 +225,12 @@ pub fn forest(policies: &[Policy]) -> Result<String, ReportError> {
         }
         let entries = vec![
             (
-                "interval excludes zero".to_string(),
-                Swatch::Fill(pal::BYPASS_CEILING),
+                "better: interval excludes zero".to_string(),
+                Swatch::Fill(pal::BETTER),
+            ),
+            (
+                "worse: interval excludes zero".to_string(),
+                Swatch::Fill(pal::WORSE),
             ),
             (
                 "interval includes zero".to_string(),
@@ -235,6 +239,17 @@ pub fn forest(policies: &[Policy]) -> Result<String, ReportError> {
         ];
         legend(&side.margin(20, 0, 0, 0), &entries)
     })
+}
+
+/// Better or worse by the figure's direction (`compare::better`), in the
+/// pair no other chart uses; grey when the interval includes zero.
+fn direction_color(metric: &str, diff: f64, significant: bool) -> RGBColor {
+    use super::compare::{Better, better};
+    match (significant, better(metric)) {
+        (false, _) | (_, Better::Neither) => pal::REFERENCE,
+        (true, b) if (diff < 0.0) == (b == Better::Lower) => pal::BETTER,
+        _ => pal::WORSE,
+    }
 }
 
 fn figure_panel(area: &Area<'_>, alts: &[Policy], i: usize) -> DrawResult {
@@ -280,11 +295,7 @@ fn figure_panel(area: &Area<'_>, alts: &[Policy], i: usize) -> DrawResult {
         let Some(d) = c.diff.map(|d| d * x) else {
             continue;
         };
-        let color = if c.significant() {
-            pal::BYPASS_CEILING
-        } else {
-            pal::REFERENCE
-        };
+        let color = direction_color(metric, d, c.significant());
         if let Some(h) = c.ci95.map(|h| h * x) {
             ch.draw_series(LineSeries::new(
                 vec![(d - h, y), (d + h, y)],
@@ -306,4 +317,35 @@ fn figure_panel(area: &Area<'_>, alts: &[Policy], i: usize) -> DrawResult {
         ))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn better_and_worse_by_the_figure_s_direction() {
+        assert_eq!(
+            direction_color("recycles_per_hour", -1.0, true),
+            pal::BETTER
+        );
+        assert_eq!(direction_color("recycles_per_hour", 1.0, true), pal::WORSE);
+        assert_eq!(
+            direction_color("requests_per_worker_p10", 5.0, true),
+            pal::BETTER
+        );
+        assert_eq!(
+            direction_color("requests_per_worker_p10", -5.0, true),
+            pal::WORSE
+        );
+        assert_eq!(
+            direction_color("recycles_per_hour", -1.0, false),
+            pal::REFERENCE
+        );
+        // The pair is used by no recycle path and no other mark.
+        for p in crate::report::marks::PATHS {
+            let c = crate::report::marks::path_color(p);
+            assert!(c != pal::BETTER && c != pal::WORSE);
+        }
+    }
 }

@@ -1,0 +1,248 @@
+//! `fleetsim compare`: a baseline and one or more candidates side by side.
+//! Each input is a run directory (summary.json: one seed), or a directory
+//! of run directories (several seeds), or, with `--seeds N`, a scenario
+//! file (`default`: the embedded one), which is run on seeds `--first-seed`
+//! .. + N by this same binary's `fleetsim run` into `OUT/<label>/seed-K`,
+//! so every side's runs are the bytes a user's `fleetsim run` writes.
+//! Writes `compare.json`, `report.html` and one `timeline-K.svg` per side
+//! (each side's first paired seed, on one time axis), and prints the
+//! headline figures in hyperfine's style.
+
+use super::Failure;
+use super::limits::read_input;
+use super::output::{AtomicFile, stem};
+use clap::Args;
+use fleetsim::report::compare::{self, Side};
+use fleetsim::report::{Files, data};
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline first, then the candidates: run directories, directories
+    /// of run directories (one per seed), or with --seeds scenario files
+    /// (`default` for the embedded scenario).
+    #[arg(required = true, num_args = 2..)]
+    pub inputs: Vec<String>,
+    /// Run each scenario on N seeds (paired: the same seeds for every side).
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u64>,
+    /// The first seed of --seeds.
+    #[arg(long, default_value_t = 1)]
+    pub first_seed: u64,
+    /// Simulated hours of each --seeds run (overrides run.duration_h).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    /// Output directory [default: out/compare-<baseline>-vs-<candidate>...].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print compare.json instead of the text table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Labels from the inputs' names, made unique (`-2`, `-3`...).
+fn labels(inputs: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in inputs {
+        let p = Path::new(i);
+        let base = fs::canonicalize(p)
+            .ok()
+            .map(|c| stem(&c))
+            .unwrap_or_else(|| stem(p));
+        let mut l = base.clone();
+        let mut k = 2;
+        while out.contains(&l) {
+            l = format!("{base}-{k}");
+            k += 1;
+        }
+        out.push(l);
+    }
+    out
+}
+
+fn summary_of(dir: &Path) -> Result<data::Ordered, Failure> {
+    let p = dir.join("summary.json");
+    data::parse_summary(&read_input(&p)?)
+        .map_err(|e| Failure::input(format!("{}: {e}", p.display())))
+}
+
+fn seed_of(s: &data::Ordered, dir: &Path) -> Result<u64, Failure> {
+    s.0.iter()
+        .find(|(k, _)| k == "seed")
+        .and_then(|(_, v)| v.as_u64())
+        .ok_or_else(|| {
+            Failure::input(format!(
+                "{}: summary.json has no `seed`",
+                dir.join("summary.json").display()
+            ))
+        })
+}
+
+/// A side from a run directory, or a directory of them; with each seed's
+/// directory.
+fn side(label: &str, dir: &Path) -> Result<(Side, BTreeMap<u64, PathBuf>), Failure> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if dir.join("summary.json").exists() {
+        dirs.push(dir.to_path_buf());
+    } else {
+        let rd = fs::read_dir(dir)
+            .map_err(|e| Failure::input(format!("{}: not a run directory ({e})", dir.display())))?;
+        let mut subs: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join("summary.json").exists())
+            .collect();
+        subs.sort();
+        dirs.extend(subs);
+    }
+    if dirs.is_empty() {
+        return Err(Failure::input(format!(
+            "{}: no summary.json in it or in its subdirectories: not a finished run",
+            dir.display()
+        )));
+    }
+    let mut runs = BTreeMap::new();
+    let mut where_ = BTreeMap::new();
+    for d in dirs {
+        let s = summary_of(&d)?;
+        let seed = seed_of(&s, &d)?;
+        if let Some(other) = where_.insert(seed, d.clone()) {
+            return Err(Failure::input(format!(
+                "{}: seed {seed} twice in one side ({} and {})",
+                dir.display(),
+                other.display(),
+                d.display()
+            )));
+        }
+        runs.insert(seed, s);
+    }
+    let side = Side {
+        label: label.to_string(),
+        runs,
+    };
+    Ok((side, where_))
+}
+
+/// Runs one scenario on the seeds with this binary's `fleetsim run`.
+fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), Failure> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::run(format!("cannot find the fleetsim binary: {e}")))?;
+    for seed in args.first_seed..args.first_seed.saturating_add(n) {
+        let out = dir.join(format!("seed-{seed}"));
+        let mut cmd = Command::new(&exe);
+        cmd.arg("run");
+        if input != "default" {
+            cmd.arg(input);
+        }
+        cmd.args(["--seed", &seed.to_string(), "--json", "--out"])
+            .arg(&out);
+        if let Some(h) = args.hours {
+            cmd.args(["--hours", &h.to_string()]);
+        }
+        let o = cmd
+            .output()
+            .map_err(|e| Failure::run(format!("cannot run {}: {e}", exe.display())))?;
+        if !o.status.success() {
+            let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+            let f = match o.status.code() {
+                Some(2) => Failure::input(err),
+                _ => Failure::run(format!("fleetsim run {input} --seed {seed}: {err}")),
+            };
+            return Err(f);
+        }
+    }
+    Ok(())
+}
+
+fn write(path: PathBuf, text: &str) -> Result<(), Failure> {
+    let mut f = AtomicFile::create(path.clone())?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| Failure::run(format!("{}: {e}", path.display())))?;
+    f.commit()
+}
+
+fn run_files(dir: &Path) -> Result<Files, Failure> {
+    let mut files = Files::new();
+    for (name, needed) in [
+        ("events.csv", true),
+        ("timeline.csv", true),
+        ("workers.csv", false),
+        ("scenario.toml", false),
+    ] {
+        let p = dir.join(name);
+        if !needed && !p.exists() {
+            continue;
+        }
+        files.insert(name.to_string(), read_input(&p)?);
+    }
+    Ok(files)
+}
+
+pub fn run(args: CompareArgs) -> Result<(), Failure> {
+    if args.seeds == Some(0) || args.seeds.is_some_and(|n| n > 10_000) {
+        return Err(Failure::input("--seeds: 1 to 10000"));
+    }
+    if args.hours.is_some() && args.seeds.is_none() {
+        return Err(Failure::input(
+            "--hours needs --seeds (run directories are compared as they are)",
+        ));
+    }
+    let labels = labels(&args.inputs);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/compare-{}", labels.join("-vs-"))));
+    fs::create_dir_all(&out)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    let mut sides = Vec::new();
+    let mut dirs = Vec::new();
+    for (input, label) in args.inputs.iter().zip(&labels) {
+        let dir = match args.seeds {
+            Some(n) => {
+                let d = out.join(label);
+                run_seeds(&args, input, &d, n)?;
+                d
+            }
+            None => PathBuf::from(input),
+        };
+        let (s, d) = side(label, &dir)?;
+        sides.push(s);
+        dirs.push(d);
+    }
+    let cmp = compare::compare(&sides);
+    // Each side's timeline: the smallest seed every side ran, else its first.
+    let common = dirs[0]
+        .keys()
+        .find(|s| dirs.iter().all(|d| d.contains_key(s)))
+        .copied();
+    let mut runs = Vec::new();
+    for (s, d) in sides.iter().zip(&dirs) {
+        let (seed, dir) = common
+            .and_then(|c| d.get_key_value(&c))
+            .or_else(|| d.iter().next())
+            .expect("a side has a run");
+        runs.push((format!("{} (seed {seed})", s.label), run_files(dir)?));
+    }
+    let rendered = compare::page(&cmp, &runs)
+        .map_err(|e| Failure::input(format!("{}: {e}", out.display())))?;
+    let json = serde_json::to_string_pretty(&cmp).map_err(|e| Failure::run(e.to_string()))? + "\n";
+    write(out.join("compare.json"), &json)?;
+    for c in &rendered.charts {
+        write(out.join(&c.file), &c.svg)?;
+    }
+    write(out.join("report.html"), &rendered.html)?;
+    if args.json {
+        print!("{json}");
+    } else {
+        print!("{}", compare::text(&cmp));
+        println!(
+            "wrote {}/{{compare.json,report.html,timeline-*.svg}}",
+            out.display()
+        );
+    }
+    Ok(())
+}
