@@ -64,7 +64,7 @@ impl Rule for CapacityFloor {
 
     fn from_raw(p: &RawPolicy) -> Result<Option<Self>, Invalid> {
         let c = &p.capacity_floor;
-        Ok(c.enabled.then(|| CapacityFloor {
+        Ok(c.enabled.then_some(CapacityFloor {
             min_serving: c.min_serving_workers,
             exits: Exits {
                 pressure: c.exit_on_pressure,

@@ -181,7 +181,7 @@ macro_rules! gates {
                 match self { $(GateKind::$variant => <$module::$ty as Rule>::pass_label(p),)* }
             }
 
-            fn from_raw(self, p: &RawPolicy) -> Result<Option<Gate>, Invalid> {
+            fn build(self, p: &RawPolicy) -> Result<Option<Gate>, Invalid> {
                 match self {
                     $(GateKind::$variant => Ok(<$module::$ty>::from_raw(p)?.map(Gate::$variant)),)*
                 }
@@ -269,7 +269,7 @@ impl GateKind {
 pub fn from_raw(p: &RawPolicy) -> Result<Vec<Gate>, Invalid> {
     let mut gates = Vec::new();
     for kind in GateKind::ALL {
-        gates.extend(kind.from_raw(p)?);
+        gates.extend(kind.build(p)?);
     }
     Ok(gates)
 }
