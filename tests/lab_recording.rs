@@ -37,7 +37,7 @@ fn replay_lab(dir: &TempDir, scenario: &str) -> std::process::Output {
         args.push(a.into());
     }
     args.push(scenario.into());
-    // --check: a calibration that does not reproduce its window exits 3.
+    // --check: a calibration that does not reproduce its window exits 1 (a negative verdict).
     args.extend(["--seeds", "8", "--check", "--out", "out"].map(String::from));
     Command::new(env!("CARGO_BIN_EXE_fleetsim"))
         .args(&args)
@@ -131,6 +131,6 @@ fn with_pooled_connections_the_lab_does_not_validate() {
     std::fs::write(&path, pooled).unwrap();
     let o = replay_lab(&dir, path.to_str().unwrap());
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_ne!(o.status.code(), Some(0), "{stdout}");
+    assert_eq!(o.status.code(), Some(1), "a negative verdict: {stdout}");
     assert!(stdout.contains("does NOT reproduce"), "{stdout}");
 }

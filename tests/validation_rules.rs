@@ -4,7 +4,7 @@
 //! recorded", seeds derive from the recording, whole-MB recordings are
 //! compared at whole MB, good fits raise (almost) no false alarms, and the
 //! CLI refuses a what-if on a failed calibration without --force, labels
-//! it with, and exits 3 under --check.
+//! it with, and exits 1 under --check.
 
 mod common;
 
