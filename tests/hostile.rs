@@ -427,7 +427,15 @@ fn a_planted_symlink_is_never_written_through() {
         std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();
     }
     let (o, _) = fleetsim(
-        &["run", "--hours", "0.05", "--out", out.to_str().unwrap()],
+        // --force: the links' target reads as another run's scenario.toml.
+        &[
+            "run",
+            "--hours",
+            "0.05",
+            "--force",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &[],
     );
     assert_eq!(
