@@ -127,6 +127,7 @@ impl<O: Observer> Sim<'_, O> {
     /// One attempt in the pinned model: a fresh request takes the next
     /// connection of the balancer's instance; a retry goes down the
     /// connection that was reset, reopened.
+    #[inline(never)]
     pub(super) fn send_pinned(&mut self, t: SimTime, mut req: Request) {
         let c = if req.conn != NONE {
             req.conn
@@ -323,6 +324,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// After an event: requests waiting for a connection freed during it go.
+    #[inline(never)]
     pub(super) fn send_freed(&mut self, t: SimTime) {
         while let Some(c) = self.pinned.as_mut().and_then(|p| p.freed.pop()) {
             loop {

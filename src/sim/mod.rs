@@ -319,6 +319,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         Ok(())
     }
 
+    #[inline(always)]
     fn handle(&mut self, t: SimTime, ev: Event) {
         match ev {
             Event::Arrival => self.on_arrival(t),

@@ -94,6 +94,7 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
+    #[inline(always)]
     pub(super) fn pick_instance(&mut self) -> u32 {
         let n = self.instances.len();
         match self.sc.workload.balancer {
@@ -118,6 +119,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// Whether this attempt picks a connection the server already closed.
+    #[inline(always)]
     pub(super) fn stale_hit(&mut self, t: SimTime, i: u32) -> bool {
         let per_worker = self.sc.client.keepalive_conns_per_worker;
         let inst = &mut self.instances[i as usize];
@@ -248,6 +250,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// The oldest queued request that has not timed out; timed-out ones fail.
+    #[inline(always)]
     pub(super) fn next_from_backlog(&mut self, t: SimTime, i: u32) -> Option<Request> {
         let timeout = self.sc.workload.queue_timeout;
         while let Some(req) = self.instances[i as usize].backlog.pop_front() {
