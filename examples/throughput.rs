@@ -9,6 +9,8 @@
 //! cargo run --profile bench --example throughput -- peer 24   # the SimPy peer's fleet, in process
 //! cargo run --profile bench --example throughput -- high_rate+progress 1   # as `fleetsim run` drives it
 //! cargo run --profile bench --example throughput -- high_rate+stop 1   # the Ctrl-C flag alone
+//! cargo run --profile bench --example throughput -- scaling 0.25   # ns/request, 6 to 16,002 workers
+//! cargo run --profile bench --example throughput -- scaled:200 0.25   # one of them (callgrind)
 //! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
 //! cargo run --profile bench --example throughput -- bare_peer 24 5  # benches/common/bare.rs
 //! ```
@@ -34,6 +36,9 @@ fn workload(name: &str, hours: f64) -> Scenario {
         "engine_mmc" => common::engine_mmc(hours),
         "large_fleet" => common::large_fleet(hours),
         "peer" => common::peer(hours),
+        other if other.starts_with("scaled:") => {
+            common::scaled(other[7..].parse().expect("scaled:INSTANCES"), hours)
+        }
         other => panic!(
             "unknown workload {other}: default_24h, high_rate, engine_mmc, large_fleet or peer"
         ),
@@ -64,6 +69,12 @@ fn peak_rss() -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [name, hours] = args.as_slice()
+        && name == "scaling"
+    {
+        scaling(hours.parse().expect("hours is a number"));
+        return;
+    }
     if let [name, hours, rest @ ..] = args.as_slice() {
         let hours: f64 = hours.parse().expect("hours is a number");
         let runs: u32 = rest
@@ -125,6 +136,42 @@ fn main() {
         "\npeak RSS of this process (VmHWM, every workload above): {}",
         peak_rss()
     );
+}
+
+/// ns/request of the peer's fleet grown at the same load per worker
+/// (`common::scaled`), each size beside the smallest: the cost a request
+/// adds as the fleet's working set leaves the caches. Sizes alternate
+/// round by round, so a busy spell of the machine hits them alike; each
+/// size's best round is printed.
+fn scaling(hours: f64) {
+    let fleets: Vec<_> = common::SCALING_INSTANCES
+        .iter()
+        .map(|&n| (n, common::scaled(n, hours)))
+        .collect();
+    let mut best = vec![f64::INFINITY; fleets.len()];
+    let mut requests = vec![0u64; fleets.len()];
+    for _round in 0..3 {
+        for (k, (_, sc)) in fleets.iter().enumerate() {
+            let (fastest, _) = time_runs(1, || {
+                requests[k] = std::hint::black_box(common::run(sc)).requests_total;
+            });
+            best[k] = best[k].min(fastest.as_secs_f64() * 1e9 / requests[k] as f64);
+        }
+    }
+    println!(
+        "{:>8} {:>9} {:>11} {:>11} {:>9}",
+        "workers", "rps", "requests", "ns/request", "vs first"
+    );
+    for (k, (n, _)) in fleets.iter().enumerate() {
+        println!(
+            "{:>8} {:>9} {:>11} {:>11.1} {:>8.2}x",
+            n * 3,
+            10 * n,
+            requests[k],
+            best[k],
+            best[k] / best[0]
+        );
+    }
 }
 
 /// The textbook engines (`benches/common/bare.rs`), for scale.

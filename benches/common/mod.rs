@@ -94,6 +94,30 @@ pub fn peer(h: f64) -> Scenario {
     ])
 }
 
+/// Fleet sizes of the scaling workload, in instances of 3 workers: 6 to
+/// 16,002 workers.
+pub const SCALING_INSTANCES: [u32; 5] = [2, 20, 200, 2000, 5334];
+
+/// The peer's fleet (`peer`) grown to `instances` instances at the same load
+/// per worker (10 rps an instance) for `h` hours, so that a bigger fleet
+/// does the same work per worker and only the engine's cost per request
+/// can change: a warm start (workers at random ages, as in steady state),
+/// and the fleet lease's TTL shrunk in proportion (120 s x 2 / instances),
+/// so the lease allows each instance the recycles it allows the seeds'
+/// two. `throughput scaling H` prints ns/request per size beside the
+/// smallest; `benches/fleet_size.rs` runs the same fleets.
+pub fn scaled(instances: u32, h: f64) -> Scenario {
+    scenario(&[
+        hours(h),
+        format!("fleet.instances={instances}"),
+        format!("workload.rps={}", 10.0 * instances as f64),
+        "workload.profile=constant".into(),
+        "policy.busy_deferral=false".into(),
+        "client.keepalive_conns_per_worker=0".into(),
+        format!("policy.lease.ttl_s={}", 240.0 / instances as f64),
+    ])
+}
+
 /// Instances of the large fleet.
 pub const LARGE_INSTANCES: u32 = 100;
 /// Workers per instance of the large fleet.
