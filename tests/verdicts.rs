@@ -124,3 +124,71 @@ fn run_fail_if_gates_on_the_summary() {
         assert!(!fresh.exists(), "nothing ran");
     }
 }
+
+/// saturate's absorbable churn carries its spread over seeds (each seed
+/// scanned alone) and says when OOM kills, not churn, fail the requests:
+/// on a fleet in 1,600 MB containers with no client retry, the lowest
+/// forced churn leaves workers to outgrow their containers (about four OOM
+/// kills an hour to one recycle), and the verdict blames them; on the
+/// embedded default the forced recycles outnumber the OOM kills wherever
+/// requests fail, and nothing blames OOM.
+#[test]
+fn saturate_separates_oom_failures_from_churn_and_spans_the_seeds() {
+    let tmp = TempDir::new("verdict-oom");
+    let oom = tmp.path().join("oom");
+    let (code, out, err) = fleetsim(&[
+        "saturate",
+        "--hours",
+        "12",
+        "--seeds",
+        "2",
+        "--set",
+        "client.retries=0",
+        "--set",
+        "workload.rps=3",
+        "--set",
+        "fleet.container_mb=1600",
+        "--out",
+        oom.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let a = &json(&oom.join("saturate.json"))["absorbable"];
+    assert_eq!(a["oom_dominated_at_per_hour"], 1.0, "{a}");
+    let lowest = &a["probes"][0];
+    assert!(
+        lowest["oom_kills_per_hour"].as_f64().unwrap()
+            > 2.0 * lowest["recycles_per_hour"].as_f64().unwrap(),
+        "{lowest}"
+    );
+    assert_eq!(
+        lowest["fetch_failed_per_hour_by_seed"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        out.contains("whole policy: permits 30.0/h, but even the lowest probed churn failed requests (at 1/h, the lowest that failed, OOM kills outnumber the forced recycles"),
+        "{out}"
+    );
+
+    let base = tmp.path().join("base");
+    let (code, out, err) = fleetsim(&["saturate", "--seeds", "3", "--out", base.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let a = &json(&base.join("saturate.json"))["absorbable"];
+    assert!(a["oom_dominated_at_per_hour"].is_null(), "{a}");
+    assert!(!out.contains("OOM kills outnumber"), "{out}");
+    let by_seed = a["no_fetch_failed_per_hour_by_seed"].as_array().unwrap();
+    assert_eq!(by_seed.len(), 3);
+    let range = a["no_fetch_failed_per_hour_seed_range"].as_array().unwrap();
+    let (lo, hi) = (range[0].as_f64().unwrap(), range[1].as_f64().unwrap());
+    let own: Vec<f64> = by_seed.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
+    assert_eq!(lo, own.iter().copied().fold(f64::INFINITY, f64::min));
+    assert_eq!(hi, own.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    if lo < hi {
+        assert!(
+            out.contains(&format!("on single seeds: {lo:.0}-{hi:.0}/h over 3 seeds")),
+            "{out}"
+        );
+    }
+}

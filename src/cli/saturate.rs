@@ -85,7 +85,7 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
     bar.finish();
     let mut verdicts: Vec<String> = ceilings
         .iter()
-        .map(|c| whatif::verdict(c, absorbable.no_fetch_failed_per_hour, workers))
+        .map(|c| whatif::verdict(c, &absorbable, workers))
         .collect();
     let whole = Ceiling {
         gate: "whole policy".into(),
@@ -93,9 +93,8 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
         per_hour_escalated: None,
         why: "the smallest gate ceiling".into(),
     };
-    let policy_verdict = whatif::verdict(&whole, absorbable.no_fetch_failed_per_hour, workers);
-    let policy_is_capacity_guard =
-        whatif::is_capacity_guard(&whole, absorbable.no_fetch_failed_per_hour);
+    let policy_verdict = whatif::verdict(&whole, &absorbable, workers);
+    let policy_is_capacity_guard = whatif::is_capacity_guard(&whole, &absorbable);
     verdicts.push(policy_verdict.clone());
     let report = Report {
         scenario: sc.name.clone(),
@@ -178,16 +177,17 @@ fn print_report(r: &Report, seeds: &[u64], hours: f64) {
     let a = &r.absorbable;
     println!("\nabsorbable churn (forced churn on this fleet and traffic):");
     println!(
-        "{:>10} {:>12} {:>12} {:>16} {:>14}",
-        "target/h", "recycles/h", "retry_ok/h", "fetch_failed/h", "capacity loss"
+        "{:>10} {:>12} {:>12} {:>16} {:>12} {:>14}",
+        "target/h", "recycles/h", "retry_ok/h", "fetch_failed/h", "oom_kills/h", "capacity loss"
     );
     for p in &a.probes {
         println!(
-            "{:>10.0} {:>12.1} {:>12.1} {:>16.3} {:>13.3}%",
+            "{:>10.0} {:>12.1} {:>12.1} {:>16.3} {:>12.2} {:>13.3}%",
             p.target_per_hour,
             p.recycles_per_hour,
             p.retry_ok_per_hour,
             p.fetch_failed_per_hour,
+            p.oom_kills_per_hour,
             p.capacity_loss_fraction * 100.0
         );
     }
@@ -199,6 +199,20 @@ fn print_report(r: &Report, seeds: &[u64], hours: f64) {
         a.retry_ok_threshold_per_hour,
         or_none(a.retry_ok_exceeded_at_per_hour, "no probed rate")
     );
+    let [lo, hi] = a.no_fetch_failed_per_hour_seed_range;
+    if a.no_fetch_failed_per_hour_by_seed.len() > 1 && hi > 0.0 {
+        println!(
+            "  on single seeds: {lo:.0}-{hi:.0}/h over {} seeds (0: even the lowest probed rate \
+             failed); more seeds narrow the mean's scan, not this range",
+            a.no_fetch_failed_per_hour_by_seed.len()
+        );
+    }
+    if let Some(at) = a.oom_dominated_at_per_hour {
+        println!(
+            "  at {at:.0}/h, the lowest that failed, OOM kills outnumber the forced recycles: \
+             those failures are mostly the fleet outgrowing its containers, not churn"
+        );
+    }
     println!("\nverdicts:");
     for v in &r.verdicts {
         println!("  {v}");
