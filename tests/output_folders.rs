@@ -211,3 +211,49 @@ fn best_toml_names_itself_for_what_it_is() {
         "{runs:?}"
     );
 }
+
+/// A replay that does less than the one before it into the same folder
+/// (no `--calibrate`, or its what-ifs refused) leaves none of the earlier
+/// calibration's files: `whatif.json` from a forced what-if must not sit
+/// beside an analysis it was not computed from.
+#[test]
+fn a_replay_that_does_less_leaves_no_earlier_calibration_behind() {
+    let tmp = TempDir::new("replay-less");
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let recording = format!("{repo}/scenarios/recordings/generated-24h.csv");
+    let truth = format!("{repo}/scenarios/recordings/generated-24h-truth.toml");
+    let whatif = format!("{repo}/scenarios/whatif/token-bucket.toml");
+    let out = tmp.path().join("cal");
+    let o = out.to_str().unwrap();
+    ok(
+        tmp.path(),
+        &[
+            "replay",
+            &recording,
+            "--calibrate",
+            "--seeds",
+            "4",
+            "--scenario",
+            &truth,
+            "--force",
+            "--what-if",
+            &whatif,
+            "--out",
+            o,
+        ],
+    );
+    for f in [
+        "calibrated.toml",
+        "draws.csv",
+        "validation.json",
+        "whatif.json",
+    ] {
+        assert!(out.join(f).exists(), "{f} written");
+    }
+    ok(tmp.path(), &["report", o]);
+    assert!(out.join("whatif.svg").exists());
+
+    ok(tmp.path(), &["replay", &recording, "--out", o]);
+    let left = folders(&out);
+    assert_eq!(left, ["analysis.json", "recording.csv"], "{left:?}");
+}

@@ -200,6 +200,7 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     fs::create_dir_all(&out)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
     super::output::remove_stale_report(&out)?;
+    remove_earlier_outputs(&out)?;
     let mut file = AtomicFile::create(out.join("analysis.json"))?;
     write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
@@ -460,6 +461,34 @@ fn what_ifs(
     if !args.json {
         print!("{}", fleetsim::text::terminal(&replay::whatif::render(&w)));
         println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Files an earlier replay into `out` may have left that this one writes
+/// only with `--calibrate` (and its what-ifs): removed first, so a replay
+/// that does less (no `--calibrate`, or what-ifs refused) never leaves an
+/// earlier run's calibration or what-ifs beside its own analysis.
+const CALIBRATION_OUTPUTS: [&str; 5] = [
+    "calibrated.toml",
+    "calibration.json",
+    "draws.csv",
+    "validation.json",
+    "whatif.json",
+];
+
+fn remove_earlier_outputs(out: &std::path::Path) -> Result<(), Failure> {
+    for name in CALIBRATION_OUTPUTS {
+        let path = out.join(name);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Failure::run(format!(
+                    "{}: cannot remove: {e}",
+                    path.display()
+                )));
+            }
+            _ => {}
+        }
     }
     Ok(())
 }

@@ -44,11 +44,13 @@ pub struct Figure {
     /// Half-width of its 95% interval: simulation noise (the paired t
     /// interval at the fitted point) and calibration uncertainty (the
     /// spread of the difference across the calibration's draws, less the
-    /// seed noise it carries) added in quadrature.
+    /// seed noise it carries, plus that estimate's standard error:
+    /// `calibration_variance`) added in quadrature.
     pub diff_ci95: f64,
     /// The simulation-noise part alone.
     pub diff_ci95_simulation: f64,
-    /// The calibration part alone: 1.96 sd of the difference across draws.
+    /// The calibration part alone: 1.96 times the root of
+    /// `calibration_variance`.
     pub diff_ci95_calibration: f64,
 }
 
@@ -159,6 +161,30 @@ pub fn what_if_with(
     Ok(out)
 }
 
+/// The calibration's share of a difference's variance: the spread of the
+/// difference across draws (each draw on its own seed: calibration plus one
+/// run's seed noise) less the seed noise measured at the fitted point,
+/// plus one standard error of that estimate.
+///
+/// Why the standard error: when the calibration's spread is small against
+/// one run's seed noise, the difference of two noisy variances is as often
+/// negative as not, and flooring it at zero left intervals that held the
+/// truth on 83-90% of trials instead of 95 (a calibration sd of 0.3-1 seed
+/// sd, 32 draws and 32 seeds). With the standard error added, coverage is
+/// at least 95% over the whole range, for intervals 5-65% wider
+/// (`tests::the_calibration_share_keeps_coverage_where_it_hides_in_seed_noise`).
+/// The standard error is that of two independent sample variances of
+/// normal samples, `sqrt(2 s_a^4 / (n_a - 1) + 2 s_p^4 / (n_p - 1))`.
+pub fn calibration_variance(across: &Welford, at_point: &Welford) -> f64 {
+    let (sa2, sp2) = (across.variance(), at_point.variance());
+    if across.n < 2 || at_point.n < 2 || !sa2.is_finite() || !sp2.is_finite() {
+        return 0.0;
+    }
+    let se = (2.0 * sa2 * sa2 / (across.n - 1) as f64 + 2.0 * sp2 * sp2 / (at_point.n - 1) as f64)
+        .sqrt();
+    (sa2 - sp2 + se).max(0.0)
+}
+
 /// Paired differences of `metric` between two run sets.
 fn diffs(runs: &[Summary], base: &[Summary], m: &str) -> Welford {
     let mut d = Welford::default();
@@ -187,8 +213,7 @@ fn result(
                 0.0
             } else {
                 let across = diffs(draws, draws_base, m);
-                let v = (across.variance() - at_point.variance()).max(0.0);
-                1.96 * v.sqrt()
+                1.96 * calibration_variance(&across, &at_point).sqrt()
             };
             let both = (sim * sim + calibration * calibration).sqrt();
             Figure {
@@ -364,6 +389,47 @@ pub fn render(w: &WhatIf) -> String {
 mod tests {
     use super::*;
     use crate::scenario::{DEFAULT_SCENARIO, load, parse_override};
+
+    /// Coverage of the what-if interval where the calibration's spread
+    /// hides in the seed noise: the truth is off the fitted point's change
+    /// by N(0, tau^2) (the calibration's uncertainty), the fitted point's
+    /// mean over 32 seeds carries N(0, 1/32), and 32 draws on their own
+    /// seeds carry N(0, tau^2 + 1). The interval must hold the truth on
+    /// at least 93% of 4,000 trials at every tau; the estimator floored
+    /// at zero (the negative control) holds it on fewer than 91% at tau
+    /// 0.6.
+    #[test]
+    fn the_calibration_share_keeps_coverage_where_it_hides_in_seed_noise() {
+        use crate::engine::rng::{Stream, stream};
+        use rand_distr::{Distribution, StandardNormal};
+        let mut rng = stream(14, Stream::Routing);
+        let mut z = || -> f64 { StandardNormal.sample(&mut rng) };
+        let (n, trials) = (32, 4000);
+        for tau in [0.0, 0.3, 0.6, 1.0, 3.0] {
+            let (mut held, mut held_floored) = (0, 0);
+            for _ in 0..trials {
+                let (mut point, mut across) = (Welford::default(), Welford::default());
+                for _ in 0..n {
+                    point.push(z());
+                    across.push(tau * z() + z());
+                }
+                let err = (point.mean() - tau * z()).abs();
+                let sim = point.ci95();
+                let width = |v: f64| (sim * sim + 1.96 * 1.96 * v).sqrt();
+                held += (err <= width(calibration_variance(&across, &point))) as u32;
+                let floored = (across.variance() - point.variance()).max(0.0);
+                held_floored += (err <= width(floored)) as u32;
+            }
+            let (cover, floored) = (
+                held as f64 / trials as f64,
+                held_floored as f64 / trials as f64,
+            );
+            assert!(cover >= 0.93, "tau {tau}: coverage {cover}");
+            if tau == 0.6 {
+                assert!(floored < 0.91, "the floored estimator: {floored}");
+            }
+        }
+    }
 
     /// The embedded default's policy (cooldown 120 s, lease 120 s) with `sets`.
     fn policy(sets: &[&str]) -> Policy {
