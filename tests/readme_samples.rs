@@ -50,7 +50,11 @@ struct Sample {
 }
 
 fn comment<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
-    let body = line.trim().strip_prefix("<!--")?.strip_suffix("-->")?.trim();
+    let body = line
+        .trim()
+        .strip_prefix("<!--")?
+        .strip_suffix("-->")?
+        .trim();
     body.strip_prefix(tag)?.strip_prefix(':').map(str::trim)
 }
 
@@ -66,7 +70,9 @@ fn parse(text: &str) -> Result<Vec<Sample>, String> {
         };
         let line = i + 1;
         if !command.starts_with("fleetsim ") && command != "fleetsim" {
-            return Err(format!("line {line}: a sample's command starts with `fleetsim`"));
+            return Err(format!(
+                "line {line}: a sample's command starts with `fleetsim`"
+            ));
         }
         let (mut keep, mut from, mut head) = (Vec::new(), None, None);
         i += 1;
@@ -86,7 +92,9 @@ fn parse(text: &str) -> Result<Vec<Sample>, String> {
             i += 1;
         }
         if !lines[i].trim_start().starts_with("```") {
-            return Err(format!("line {line}: the marker must be right above a ``` block"));
+            return Err(format!(
+                "line {line}: the marker must be right above a ``` block"
+            ));
         }
         let open = i;
         let close = (open + 1..lines.len())
@@ -138,7 +146,10 @@ fn render(sample: &Sample, stdout: &str) -> Vec<String> {
     let printed: Vec<&str> = stdout.lines().map(str::trim_end).collect();
     let start = match &sample.from {
         None => 0,
-        Some(f) => printed.iter().position(|l| l.contains(f.as_str())).unwrap_or(printed.len()),
+        Some(f) => printed
+            .iter()
+            .position(|l| l.contains(f.as_str()))
+            .unwrap_or(printed.len()),
     };
     let mut out = vec![format!("$ {}", sample.command)];
     let mut gap = start > 0;
@@ -232,7 +243,8 @@ fn run(cwd: &Path, sample: &Sample) -> Result<String, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    String::from_utf8(out.stdout).map_err(|e| format!("`{}`: stdout not UTF-8: {e}", sample.command))
+    String::from_utf8(out.stdout)
+        .map_err(|e| format!("`{}`: stdout not UTF-8: {e}", sample.command))
 }
 
 /// The first differing line of two bodies, for the failure message.
@@ -256,15 +268,24 @@ fn every_sample_output_is_what_the_command_prints() {
     let (mut stale, mut total) = (Vec::new(), 0);
     for doc in documents() {
         let text = std::fs::read_to_string(&doc).expect("read a document");
-        let name = doc.strip_prefix(repo()).unwrap_or(&doc).display().to_string();
+        let name = doc
+            .strip_prefix(repo())
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
         let samples = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut bodies = Vec::new();
         for s in &samples {
-            let stdout = run(scratch.path(), s).unwrap_or_else(|e| panic!("{name}:{}: {e}", s.line));
+            let stdout =
+                run(scratch.path(), s).unwrap_or_else(|e| panic!("{name}:{}: {e}", s.line));
             let now = render(s, &stdout);
             let was = current(&text, s);
             if was != now {
-                stale.push(format!("{name}:{}: {}", s.line, first_difference(&was, &now)));
+                stale.push(format!(
+                    "{name}:{}: {}",
+                    s.line,
+                    first_difference(&was, &now)
+                ));
             }
             bodies.push(now);
         }
@@ -273,7 +294,10 @@ fn every_sample_output_is_what_the_command_prints() {
             std::fs::write(&doc, rewrite(&text, &samples, &bodies)).expect("rewrite a document");
         }
     }
-    assert!(total >= 5, "README.md and docs/ should mark their samples; found {total}");
+    assert!(
+        total >= 5,
+        "README.md and docs/ should mark their samples; found {total}"
+    );
     if bless {
         eprintln!("rewrote {} stale sample(s) of {total}", stale.len());
         return;
@@ -320,7 +344,14 @@ fn markers_parse_and_blocks_rewrite_in_place() {
     let first = render(&samples[0], printed);
     assert_eq!(
         first,
-        ["$ fleetsim run --set 'policy.cooldown_s=60'", "...", "seed  1", "...", "recycles 9", "..."]
+        [
+            "$ fleetsim run --set 'policy.cooldown_s=60'",
+            "...",
+            "seed  1",
+            "...",
+            "recycles 9",
+            "..."
+        ]
     );
     assert_eq!(samples[1].from.as_deref(), Some("b"));
     let second = render(&samples[1], "a\nb  \nc\nd\n");
@@ -330,7 +361,10 @@ fn markers_parse_and_blocks_rewrite_in_place() {
     assert_eq!(current(&text, &again[0]), first);
     assert_eq!(current(&text, &again[1]), second);
     assert!(text.starts_with("intro\n") && text.ends_with("```\nend\n"));
-    assert!(text.contains("  ...\n  seed  1\n"), "the fence's indentation is kept");
+    assert!(
+        text.contains("  ...\n  seed  1\n"),
+        "the fence's indentation is kept"
+    );
     assert!(first_difference(&current(FIXTURE, &samples[0]), &first).contains("block line 1"));
 }
 
