@@ -2,6 +2,7 @@
 //! Everything here is I/O at the edge; the simulation is the library's.
 
 mod compare;
+mod examples;
 mod interrupt;
 mod limits;
 mod lock;
@@ -18,7 +19,7 @@ mod sweep;
 mod sweep_check;
 mod sweep_dir;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::sync::LazyLock;
 
 /// Exit code for bad input (a scenario, a flag, a file).
@@ -47,7 +48,8 @@ static VERSION: LazyLock<String> =
     long_about = "fleetsim simulates a fleet of pre-fork web workers whose memory grows, the \
                   recycler that replaces them (jittered limits, RSS sampling, cooldowns, \
                   pressure, fleet leases) and the retrying client that feels each recycle. \
-                  With no scenario it runs the embedded default, the seeds' 2x3 Render fleet."
+                  With no scenario it runs the embedded default: the 2x3 gunicorn fleet of the \
+                  field reports in docs/field-reports.md."
 )]
 struct Cli {
     /// No progress bar or progress lines on stderr (results and errors
@@ -132,7 +134,9 @@ impl From<fleetsim::sweep::runner::SpawnError> for Failure {
 }
 
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    // The definition with every command's EXAMPLES section (`examples.rs`).
+    let definition = || examples::add(Cli::command());
+    let cli = Cli::from_arg_matches(&definition().get_matches()).unwrap_or_else(|e| e.exit());
     progress::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Run(args) => run::run(args),
@@ -144,8 +148,8 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Scenario(cmd) => scenario_cmd::run(cmd),
-        Command::Completions(args) => shell::completions(args, Cli::command()),
-        Command::Man(args) => shell::man(args, Cli::command()),
+        Command::Completions(args) => shell::completions(args, definition()),
+        Command::Man(args) => shell::man(args, definition()),
     };
     match result {
         Ok(()) => 0,

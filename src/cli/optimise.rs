@@ -161,13 +161,21 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         &winner[sweep.fixed.len()..],
     );
     let mut f = AtomicFile::create(out.join("best.toml"))?;
+    let against = match base_infeasible(best.diff_mean, settings.fresh_replications) {
+        Some(n) => format!(
+            "the base infeasible in {n} of {} fresh replications",
+            settings.fresh_replications
+        ),
+        None => format!(
+            "{:+.6} +- {:.6} against the base",
+            best.diff_mean, best.diff_ci95
+        ),
+    };
     let head = format!(
-        "# fleetsim optimise {}: fresh-seed cost {:.6} +- {:.6}, {:+.6} +- {:.6} against the base (95% CI, paired)\n",
+        "# fleetsim optimise {}: fresh-seed cost {:.6} +- {:.6}, {against} (95% CI, paired)\n",
         args.sweep.display(),
         best.fresh_mean,
         best.fresh_ci95,
-        best.diff_mean,
-        best.diff_ci95
     );
     let body = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
     f.write_all(head.as_bytes())
@@ -176,7 +184,7 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
     f.commit()?;
     // best.toml names its series as the copy beside it.
     super::sweep_dir::write_series(&l, &out)?;
-    print_candidates(sweep, &cands);
+    print_candidates(sweep, &cands, settings.fresh_replications);
     println!("wrote {}/{{trace.csv,best.toml}}", out.display());
     Ok(())
 }
@@ -205,15 +213,46 @@ fn write_trace(
     f.commit()
 }
 
-fn print_candidates(sweep: &Sweep, cands: &[Candidate]) {
+/// A parameter value as printed: floats to 4 significant digits (the
+/// search's resolution is far coarser than f64's 17), others as TOML.
+fn shown(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(x) if x.is_finite() && *x != 0.0 => {
+            let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+            let t = format!("{x:.digits$}");
+            if t.contains('.') {
+                t.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                t
+            }
+        }
+        v => v.to_string(),
+    }
+}
+
+/// How many of `fresh` paired replications the base was infeasible in,
+/// when it was: each such replication puts the `INFEASIBLE` penalty into
+/// the base's side of the paired difference, so the difference is no
+/// comparison then.
+fn base_infeasible(diff_mean: f64, fresh: u64) -> Option<u64> {
+    let n = (-diff_mean * fresh as f64 / INFEASIBLE).round();
+    (n >= 1.0).then_some(n as u64)
+}
+
+fn print_candidates(sweep: &Sweep, cands: &[Candidate], fresh_n: u64) {
     println!("finalists, re-evaluated on fresh seeds (cost: smaller is better; vs base paired):");
     for (i, c) in cands.iter().enumerate() {
         let params: Vec<String> = config(sweep, &c.x)[sweep.fixed.len()..]
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| format!("{k}={}", shown(v)))
             .collect();
         let fresh = if c.fresh_infeasible > 0 {
             format!("infeasible in {} fresh replications", c.fresh_infeasible)
+        } else if let Some(n) = base_infeasible(c.diff_mean, fresh_n) {
+            format!(
+                "fresh {:.5} +- {:.5}, base infeasible in {n} of {fresh_n} fresh replications: no paired difference",
+                c.fresh_mean, c.fresh_ci95
+            )
         } else {
             format!(
                 "fresh {:.5} +- {:.5}, vs base {:+.5} +- {:.5}: {}",
@@ -235,5 +274,31 @@ fn print_candidates(sweep: &Sweep, cands: &[Candidate]) {
             c.search_cost,
             params.join(" ")
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_print_to_four_significant_digits() {
+        let f = |x: f64| shown(&toml::Value::Float(x));
+        assert_eq!(f(57.123456789012345), "57.12");
+        assert_eq!(f(0.012345678), "0.01235");
+        assert_eq!(f(540.0), "540");
+        assert_eq!(f(12345.6), "12346");
+        assert_eq!(f(0.0), "0.0");
+        assert_eq!(shown(&toml::Value::Integer(45)), "45");
+    }
+
+    #[test]
+    fn an_infeasible_base_is_counted_not_compared() {
+        // 3 of 32 replications carry the base's penalty: the mean paired
+        // difference is about -3/32 of it, plus the costs' own few units.
+        let diff = (12.0 - 3.0 * (INFEASIBLE + 10.0) - 29.0 * 10.0) / 32.0;
+        assert_eq!(base_infeasible(diff, 32), Some(3));
+        assert_eq!(base_infeasible(-7.4, 32), None);
+        assert_eq!(base_infeasible(4.0, 32), None);
     }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone, Debug)]
 pub struct ScenarioArgs {
-    /// Scenario TOML file; the embedded default (the seeds' render-2x3 fleet) when omitted.
+    /// Scenario TOML file; the embedded default (render-2x3, the field reports' fleet) when omitted.
     pub scenario: Option<PathBuf>,
     /// Override a scenario value with a dotted key, e.g. --set policy.cooldown_s=60 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -30,6 +30,22 @@ pub struct Loaded {
     pub stem: String,
     /// The content of `workload.series_csv` when the profile reads it.
     pub series: Option<String>,
+    /// The dotted keys the user wrote: the files' own table (`extends`
+    /// laid in, no defaults) and the `--set` keys.
+    written: (toml::Table, Vec<String>),
+}
+
+impl Loaded {
+    /// Whether the scenario files or a `--set` give `key` (`fleet.leak`,
+    /// `policy.hard_limit_mb`) or a key under it; false when it runs on
+    /// fleetsim's default.
+    pub fn user_sets(&self, key: &str) -> bool {
+        let (table, sets) = &self.written;
+        fleetsim::scenario::load::sets_key(table, key)
+            || sets
+                .iter()
+                .any(|k| k == key || k.starts_with(&format!("{key}.")))
+    }
 }
 
 /// The name a run or sweep directory stores a scenario's traffic series
@@ -92,6 +108,12 @@ pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loa
     };
     let (raw, scenario) =
         load(&text, &origin, &overrides, &mut read).map_err(|e| Failure::input(e.to_string()))?;
+    // What the files themselves set (read again: they passed above).
+    let table = fleetsim::scenario::load::resolved_table(&text, &origin, &mut |rel| {
+        read_text_bounded(&dir.join(rel))
+    })
+    .map_err(|e| Failure::input(e.to_string()))?;
+    let written = (table, overrides.iter().map(|o| o.key.clone()).collect());
     let series = (raw.workload.profile == ProfileKind::Series)
         .then(|| {
             reads
@@ -106,6 +128,7 @@ pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loa
         scenario,
         stem,
         series,
+        written,
     })
 }
 

@@ -151,7 +151,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     if args.json {
         print!("{json}");
     } else {
-        print_table(&output.summary);
+        print_table(&output.summary, sc);
+        for note in default_notes(&loaded) {
+            println!("note: {note}");
+        }
         println!(
             "wrote {}/{{summary.json,events.csv,timeline.csv,workers.csv,scenario.toml}}",
             out.display()
@@ -300,25 +303,31 @@ fn opt(v: Option<f64>, decimals: usize) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-fn print_table(s: &Summary) {
+/// The table `fleetsim run` prints. The gate rows come from the scenario's
+/// pipeline and each gate's own hold labels and pass counters (the `gates!`
+/// list), so a gate the policy has is never missing from it; figures
+/// measured against the per-worker RSS limit only appear when the policy has
+/// the RSS trigger.
+fn print_table(s: &Summary, sc: &Scenario) {
     let pct = |v: Option<f64>| opt(v.map(|x| x * 100.0), 1) + " %";
-    let rows: Vec<(&str, String)> = vec![
-        ("scenario", s.scenario.clone()),
-        ("seed", s.seed.to_string()),
-        ("simulated", format!("{:.1} h", s.duration_h)),
+    let rss_trigger = sc.policy.triggers.rss_limit;
+    let mut rows: Vec<(String, String)> = vec![
+        ("scenario".into(), s.scenario.clone()),
+        ("seed".into(), s.seed.to_string()),
+        ("simulated".into(), format!("{:.1} h", s.duration_h)),
         (
-            "requests",
+            "requests".into(),
             format!("{} ({} failed)", s.requests_total, s.requests_failed),
         ),
         (
-            "recycles",
+            "recycles".into(),
             format!(
                 "{} ({:.2}/h, peak hour {})",
                 s.recycles, s.recycles_per_hour, s.peak_hour_recycles
             ),
         ),
         (
-            "requests per worker",
+            "requests per worker".into(),
             format!(
                 "min {} / p10 {} / median {} / max {}",
                 opt(s.requests_per_worker_min, 0),
@@ -327,41 +336,34 @@ fn print_table(s: &Summary) {
                 opt(s.requests_per_worker_max, 0)
             ),
         ),
-        (
-            "tripped < 25 MB over limit",
+    ];
+    if rss_trigger {
+        rows.push((
+            "tripped < 25 MB over limit".into(),
             pct(s.recycles_low_margin_fraction),
-        ),
-        ("recycled < 400 requests", pct(s.recycles_young_fraction)),
-        (
-            "lease",
-            format!(
-                "{} acquired, {} bypass pressure, {} bypass hard ceiling",
-                s.count("lease_acquired"),
-                s.count("lease_bypass_pressure"),
-                s.count("lease_bypass_hard_ceiling")
-            ),
-        ),
-        (
-            "holds",
-            format!(
-                "{} cooldown, {} pressure cooldown, {} busy, {} lease",
-                s.count("holds_cooldown"),
-                s.count("holds_cooldown_pressure"),
-                s.count("holds_busy_deferral"),
-                s.count("holds_lease_held")
-            ),
-        ),
-        ("pressure recycles", s.pressure_recycles.to_string()),
-        (
-            "peak RSS",
-            format!(
-                "{:.1} MB ({:.1} MB over ceiling, {:.0} MB*s, longest dwell {:.1} s)",
-                s.max_rss_mb,
-                s.max_overshoot_mb.max(0.0),
-                s.overshoot_mb_s,
-                s.over_ceiling_dwell_max_s
-            ),
-        ),
+        ));
+    }
+    rows.push((
+        "recycled < 400 requests".into(),
+        pct(s.recycles_young_fraction),
+    ));
+    rows.extend(gate_rows(s, sc));
+    rows.push(("pressure recycles".into(), s.pressure_recycles.to_string()));
+    let ceiling = sc.policy.hard_limit_mb.is_finite();
+    let peak = if ceiling {
+        format!(
+            "{:.1} MB ({:.1} MB over the {:.0} MB ceiling, {:.0} MB*s, longest dwell {:.1} s)",
+            s.max_rss_mb,
+            s.max_overshoot_mb.max(0.0),
+            sc.policy.hard_limit_mb,
+            s.overshoot_mb_s,
+            s.over_ceiling_dwell_max_s
+        )
+    } else {
+        format!("{:.1} MB (no hard ceiling)", s.max_rss_mb)
+    };
+    rows.push(("peak RSS".into(), peak));
+    let tail: [(&str, String); 5] = [
         ("OOM kills", s.oom_kills.to_string()),
         (
             "client",
@@ -389,8 +391,62 @@ fn print_table(s: &Summary) {
         ),
         ("events", s.events_processed.to_string()),
     ];
+    rows.extend(tail.into_iter().map(|(k, v)| (k.to_string(), v)));
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     for (k, v) in rows {
         println!("{k:<width$}  {v}");
     }
+}
+
+/// One row per gate of the scenario's pipeline, in pipeline order: how many
+/// recycles it held by each of its hold labels and let through by each of
+/// its counted passes (its exits), named as in summary.json.
+fn gate_rows(s: &Summary, sc: &Scenario) -> Vec<(String, String)> {
+    use fleetsim::policy::gates::{GateKind, Hold};
+    let kinds: Vec<GateKind> = sc.policy.pipeline.gates.iter().map(|g| g.kind()).collect();
+    kinds
+        .into_iter()
+        .map(|g| {
+            let held: Vec<String> = (0..g.holds().len())
+                .map(|i| {
+                    let h = Hold::new(g, i as u8);
+                    format!("{} {}", s.counters.holds(h), h.label())
+                })
+                .collect();
+            let passed: Vec<String> = g
+                .counted()
+                .iter()
+                .map(|(p, key)| format!("{} {key}", s.counters.passed(g, *p)))
+                .collect();
+            let mut v = format!("held {}", held.join(", "));
+            if !passed.is_empty() {
+                v.push_str(&format!("; passed {}", passed.join(", ")));
+            }
+            (format!("gate {}", g.name()), v)
+        })
+        .collect()
+}
+
+/// Mechanisms that ran on fleetsim's defaults because neither the scenario
+/// files nor a `--set` gave them: said after the table, since a default
+/// leak or ceiling shapes every figure above.
+fn default_notes(loaded: &Loaded) -> Vec<String> {
+    let raw = &loaded.raw;
+    let mut notes = Vec::new();
+    if !loaded.user_sets("fleet.leak") {
+        let l = &raw.fleet.leak;
+        let distribution = format!("{:?}", l.distribution).to_lowercase();
+        notes.push(format!(
+            "[fleet.leak] not set: fleetsim's default leak model ran ({distribution} velocity, \
+             mean {} MB/request, cv {}, warm-up {} MB, steps p {} of {} MB)",
+            l.mean_mb_per_request, l.cv, l.warmup_mb, l.step_probability, l.step_mean_mb
+        ));
+    }
+    if !loaded.user_sets("policy.hard_limit_mb") && raw.policy.hard_limit_mb.is_finite() {
+        notes.push(format!(
+            "policy.hard_limit_mb not set: fleetsim's default {} MB hard ceiling applied (set `inf` for none)",
+            raw.policy.hard_limit_mb
+        ));
+    }
+    notes
 }

@@ -55,8 +55,22 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
+/// The `hard_limit_mb` cell: whole MB, empty for no hard ceiling (`inf`),
+/// which a reader takes as a recording without the field.
+struct Ceiling(f64);
+
+impl std::fmt::Display for Ceiling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_finite() {
+            std::fmt::Display::fmt(&Fixed(self.0, 0), f)
+        } else {
+            Ok(())
+        }
+    }
+}
+
 fn write_event(w: &mut impl Write, r: &EventRow, base: f64, hard: f64) -> io::Result<()> {
-    let (base, hard) = (Fixed(base, 0), Fixed(hard, 0));
+    let (base, hard) = (Fixed(base, 0), Ceiling(hard));
     write!(
         w,
         "{},{},inst-{},",

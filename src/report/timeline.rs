@@ -84,12 +84,14 @@ fn mb_list(v: &[f64]) -> String {
         .join(", ")
 }
 
-/// The hard ceiling: the events' `hard_limit_mb` column, else the policy's.
+/// The hard ceiling: the events' `hard_limit_mb` column, else the policy's;
+/// none when it is `inf` (no ceiling).
 fn ceiling(events: &[Event], policy: &Policy) -> Option<f64> {
     events
         .iter()
         .find_map(|e| e.hard_limit_mb)
         .or(policy.hard_limit_mb)
+        .filter(|h| h.is_finite())
 }
 
 /// Per-instance largest-worker RSS over time, every recycle and hold at the

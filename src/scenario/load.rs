@@ -4,8 +4,9 @@
 use super::raw::{ProfileKind, RawScenario};
 use super::{Scenario, ScenarioError, validate};
 use crate::engine::time::SimTime;
+use std::path::{Path, PathBuf};
 
-/// The embedded default: the seeds' fleet as deployed.
+/// The embedded default: the field reports' fleet as deployed.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../scenarios/render-2x3.toml");
 pub const DEFAULT_SCENARIO_NAME: &str = "render-2x3";
 
@@ -57,12 +58,20 @@ fn apply(table: &mut toml::Table, o: &Override) -> Result<(), String> {
 /// How deep `extends` chains may go (a loop would never end).
 const MAX_EXTENDS_DEPTH: usize = 8;
 
+/// The names `extends` gives the embedded default by (no file is read).
+pub const EXTENDS_DEFAULT: [&str; 2] = ["default", DEFAULT_SCENARIO_NAME];
+
 /// `extends = "base.toml"`: the file's keys are laid over the base's, table
 /// by table, so presets share one fleet and workload and differ only in
-/// what they set.
+/// what they set. The path is relative to the file that names it (`dir`:
+/// that file's folder, relative to the first file's, which `read_file`
+/// resolves), so a chain of files in different folders resolves the same
+/// from anywhere; `extends = "default"` (or `"render-2x3"`) is the
+/// embedded default.
 fn resolve_extends(
     mut table: toml::Table,
     origin: &str,
+    dir: &Path,
     read_file: &mut dyn FnMut(&str) -> Result<String, String>,
     depth: usize,
 ) -> Result<toml::Table, ScenarioError> {
@@ -75,17 +84,26 @@ fn resolve_extends(
         key: Some("extends".into()),
         reason,
     };
-    let path = base
-        .as_str()
-        .ok_or_else(|| err("must be a file name, e.g. extends = \"render-2x3.toml\"".into()))?;
+    let name = base.as_str().ok_or_else(|| {
+        err("must be a file name, e.g. extends = \"render-2x3.toml\", or \"default\"".into())
+    })?;
     if depth >= MAX_EXTENDS_DEPTH {
         return Err(err(format!(
             "more than {MAX_EXTENDS_DEPTH} levels of extends (a loop?)"
         )));
     }
-    let text = read_file(path).map_err(err)?;
+    let (text, path, base_dir) = if EXTENDS_DEFAULT.contains(&name) {
+        let origin = format!("<embedded {DEFAULT_SCENARIO_NAME}>");
+        (DEFAULT_SCENARIO.to_string(), origin, PathBuf::new())
+    } else {
+        let joined = dir.join(name);
+        let path = joined.to_string_lossy().into_owned();
+        let text = read_file(&path).map_err(err)?;
+        let base_dir = joined.parent().map(Path::to_path_buf).unwrap_or_default();
+        (text, path, base_dir)
+    };
     let base_table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
-        origin: path.to_string(),
+        origin: path.clone(),
         line: e.span().map(|s| line_of(&text, s.start)),
         key: None,
         reason: format!(
@@ -93,7 +111,7 @@ fn resolve_extends(
             e.message().trim().replace('\n', " ")
         ),
     })?;
-    let mut merged = resolve_extends(base_table, path, read_file, depth + 1)?;
+    let mut merged = resolve_extends(base_table, &path, &base_dir, read_file, depth + 1)?;
     merge(&mut merged, table);
     Ok(merged)
 }
@@ -141,6 +159,37 @@ pub fn find_key_line(text: &str, key: &str) -> Option<usize> {
     None
 }
 
+/// A scenario file's TOML with its `extends` chain laid in, before any
+/// default or override: what the files set, for telling a user which
+/// mechanisms run on defaults they never wrote.
+pub fn resolved_table(
+    text: &str,
+    origin: &str,
+    read_file: &mut dyn FnMut(&str) -> Result<String, String>,
+) -> Result<toml::Table, ScenarioError> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
+        origin: origin.to_string(),
+        line: e.span().map(|s| line_of(text, s.start)),
+        key: None,
+        reason: e.message().trim().replace('\n', " "),
+    })?;
+    resolve_extends(table, origin, Path::new(""), read_file, 0)
+}
+
+/// Whether dotted `key` (`fleet.leak`, `policy.hard_limit_mb`) is set in
+/// `table` (a `resolved_table`).
+pub fn sets_key(table: &toml::Table, key: &str) -> bool {
+    let mut parts = key.split('.');
+    let Some(first) = parts.next() else {
+        return false;
+    };
+    let mut at = table.get(first);
+    for p in parts {
+        at = at.and_then(|v| v.as_table()).and_then(|t| t.get(p));
+    }
+    at.is_some()
+}
+
 /// The first stage of `load`: TOML, `extends`, `--set` overrides and the
 /// raw mirror, so unknown keys and wrong types, and nothing else. A value
 /// that passes here may still fail validation, alone or with others.
@@ -156,11 +205,7 @@ pub fn load_raw(
         key,
         reason,
     };
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e.span().map(|s| line_of(text, s.start));
-        err(line, None, e.message().trim().replace('\n', " "))
-    })?;
-    let mut table = resolve_extends(table, origin, read_file, 0)?;
+    let mut table = resolved_table(text, origin, read_file)?;
     for o in overrides {
         apply(&mut table, o).map_err(|r| err(None, Some(o.key.clone()), format!("--set: {r}")))?;
     }
@@ -368,6 +413,50 @@ mod tests {
         assert!(e.reason.contains("levels"), "{e}");
         let e = load("extends = \"nope.toml\"", "t.toml", &[], &mut files).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("extends"));
+    }
+
+    #[test]
+    fn extends_resolves_from_the_file_that_names_it() {
+        // top.toml -> ../b/mid.toml -> base.toml, which sits in ../b/ too:
+        // `read_file` gets each path relative to the first file's folder.
+        let mut asked = Vec::new();
+        let mut files = |p: &str| {
+            asked.push(p.to_string());
+            match p {
+                "../b/mid.toml" => {
+                    Ok("extends = \"base.toml\"\n[policy]\ncooldown_s = 61\n".into())
+                }
+                "../b/base.toml" => Ok("name = \"b\"\n[policy]\ntick_s = 9\n".into()),
+                _ => Err(format!("no file {p}")),
+            }
+        };
+        let raw = load_raw(
+            "extends = \"../b/mid.toml\"\n",
+            "a/top.toml",
+            &[],
+            &mut files,
+        )
+        .unwrap();
+        assert_eq!(
+            (raw.name.as_str(), raw.policy.cooldown_s, raw.policy.tick_s),
+            ("b", 61.0, 9.0)
+        );
+        assert_eq!(asked, ["../b/mid.toml", "../b/base.toml"]);
+    }
+
+    #[test]
+    fn extends_default_is_the_embedded_scenario() {
+        let mut no_files = |p: &str| Err(format!("read {p}"));
+        for name in EXTENDS_DEFAULT {
+            let text =
+                format!("extends = \"{name}\"\nname = \"mine\"\n[policy]\ncooldown_s = 60\n");
+            let (raw, _) = load(&text, "mine.toml", &[], &mut no_files).unwrap();
+            let (default, _) = load(DEFAULT_SCENARIO, "d", &[], &mut no_files).unwrap();
+            assert_eq!(raw.name, "mine");
+            assert_eq!(raw.policy.cooldown_s, 60.0);
+            assert_eq!(raw.policy.tick_s, default.policy.tick_s);
+            assert_eq!(raw.fleet.instances, default.fleet.instances);
+        }
     }
 
     #[test]

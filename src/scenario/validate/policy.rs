@@ -129,7 +129,17 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
             ),
         )?;
     }
-    finite("policy.hard_limit_mb", p.hard_limit_mb)?;
+    // `inf` is "no hard ceiling" (gunicorn, PHP-FPM have none); NaN and
+    // -inf are no ceiling at all.
+    if p.hard_limit_mb.is_nan() || p.hard_limit_mb == f64::NEG_INFINITY {
+        fail(
+            "policy.hard_limit_mb",
+            format!(
+                "must be a number of MB, or inf for no hard ceiling, got {}",
+                p.hard_limit_mb
+            ),
+        )?;
+    }
     if p.hard_limit_mb < p.base_limit_mb {
         fail(
             "policy.hard_limit_mb",
