@@ -423,7 +423,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     fn emit_timeline_row(&mut self, t: SimTime) {
-        let master = self.sc.fleet.boot_rss_mb;
+        let master = self.sc.fleet.master_mb;
         let container = self.sc.fleet.container_mb;
         let spi = self.spi;
         let usage: Vec<f64> = self.instances.iter().map(|i| i.usage_mb(master)).collect();
