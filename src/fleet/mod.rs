@@ -179,6 +179,9 @@ pub struct Instance {
     /// spawn-then-exit, the spares a successor can be forked into. Kept by
     /// `Sim::set_state`, so asking whether one is free is O(1).
     pub dead: u32,
+    /// `memory.oom.group`: the container was killed whole and has not
+    /// restarted yet; its exiting workers are not replaced.
+    pub restarting: bool,
 }
 
 impl Instance {

@@ -400,7 +400,7 @@ impl<O: Observer> Sim<'_, O> {
         {
             self.workers[o as usize].successor = None; // it may ask again
         }
-        if successor.is_some() || replaces.is_some() {
+        if successor.is_some() || replaces.is_some() || self.instances[i as usize].restarting {
             self.set_state(t, w, WorkerState::Dead);
             let worker = &mut self.workers[w as usize];
             // A new generation, so events of the exited process are ignored.
@@ -414,7 +414,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// Forks a new process into worker struct `w` (its next generation).
-    fn spawn(&mut self, t: SimTime, w: u32) {
+    pub(super) fn spawn(&mut self, t: SimTime, w: u32) {
         let i = self.workers[w as usize].instance;
         self.set_state(t, w, WorkerState::Booting);
         let generation = self.workers[w as usize].generation + 1;
@@ -509,6 +509,9 @@ impl<O: Observer> Sim<'_, O> {
     #[cold]
     #[inline(never)]
     fn oom_kill(&mut self, t: SimTime, i: u32) -> bool {
+        if let Some(restart) = self.sc.platform.oom_group {
+            return self.oom_group_kill(t, i, restart);
+        }
         let mut kills = 0;
         while self.over_cgroup(i) {
             assert!(
