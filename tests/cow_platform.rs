@@ -121,6 +121,10 @@ fn the_private_measure_reads_the_unshared_pages() {
         rss.iter().sum::<f64>() / rss.len() as f64
     };
     let (off, on) = (recycled_rss(&[]), recycled_rss(&INSTAGRAM));
+    // The aggregate mode unshares by the same closed form.
+    let mut agg = INSTAGRAM.to_vec();
+    agg.push("engine.mode=aggregate");
+    assert!(recycled_rss(&agg) < off - 40.0);
     // RSS over the limit at a recycle: the shared pages (135 MB) without
     // copy-on-write, what is left of them (about 75 MB) with it, each plus
     // the overshoot of a 45 s tick.
@@ -173,6 +177,13 @@ fn oom_group_kills_the_whole_container_and_restarts_it_after_the_delay() {
         .filter(|r| r.serving <= 3)
         .count();
     assert!(down >= 11, "{down}");
+    // The aggregate mode goes through the same kill and restart.
+    sets.push("engine.mode=aggregate");
+    let mut rows = Rows::default();
+    let s = run_checked(&scenario(&sets), 1, &mut rows);
+    let groups = oom_groups(&rows);
+    assert!(!groups.is_empty() && groups.iter().all(|g| g.2 == 3 && g.3));
+    assert_eq!(s.oom_group_kills, Some(groups.len() as u64));
     // The kernel's default kills one worker at a time.
     let mut rows = Rows::default();
     let s = run_checked(&scenario(&OOMING), 1, &mut rows);
