@@ -230,3 +230,25 @@ fn a_reload_wave_forks_every_successor_and_terms_the_old_workers_at_once() {
     let row = rows.timeline.iter().find(|r| r.t == SimTime::from_secs(3601));
     assert!(row.unwrap().serving >= 5);
 }
+
+#[test]
+fn pss_divides_the_shared_pages_among_their_sharers() {
+    // RSS over the limit at a recycle: none of the 135 shared MB under
+    // `rss`, all of them under `private`, and under `pss` the part the
+    // master and the other two workers carry (3/4 of them), each plus the
+    // overshoot of a 45 s tick.
+    let over = |measure: &str| {
+        let set = format!("policy.rss_measure={measure}");
+        let mut rows = Rows::default();
+        run_checked(&scenario(&[&set, "run.duration_h=6"]), 3, &mut rows);
+        let over: Vec<f64> = (rows.events.iter())
+            .filter(|r| r.kind == EventKind::WorkerRecycled)
+            .map(|r| r.worker.as_ref().unwrap().rss_mb - r.worker.as_ref().unwrap().limit_mb)
+            .collect();
+        over.iter().sum::<f64>() / over.len() as f64
+    };
+    let (rss, pss, private) = (over("rss"), over("pss"), over("private"));
+    assert!(rss < pss && pss < private, "{rss} {pss} {private}");
+    assert!((pss - rss - 0.75 * 135.0).abs() < 20.0, "{rss} {pss}");
+    assert!((private - pss - 0.25 * 135.0).abs() < 20.0, "{pss} {private}");
+}

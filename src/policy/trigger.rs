@@ -189,14 +189,21 @@ pub enum RssMeasure {
     /// shrinks, `fleet::cow`): Passenger's private dirty +
     /// swap (`ProcessMetricsCollector.h`), with no swap modelled.
     Private,
+    /// Proportional set size: private pages + each shared page divided by
+    /// its sharers, the master and the instance's live workers (uWSGI
+    /// `reload-on-pss`, `core/utils.c`, master branch; a worker's remaining
+    /// shared pages are taken as shared by every process alike).
+    Pss,
 }
 
 impl RssMeasure {
-    /// What to subtract from RSS to get the measure.
-    pub fn offset_mb(self, shared_mb: f64) -> f64 {
+    /// What to subtract from RSS to get the measure, for a worker whose
+    /// `shared_mb` pages are shared by `sharers` processes.
+    pub fn offset_mb(self, shared_mb: f64, sharers: usize) -> f64 {
         match self {
             RssMeasure::Rss => 0.0,
             RssMeasure::Private => shared_mb,
+            RssMeasure::Pss => shared_mb - shared_mb / sharers.max(1) as f64,
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::metrics::{
     EventKind, LeaseOutcome, Observer, RecycleRecord,
     rows::{Branch, DecisionFacts},
 };
-use crate::policy::trigger::DriftCheck;
+use crate::policy::trigger::{DriftCheck, RssMeasure};
 use crate::policy::{Cause, Decision, GateKind, Pass, Replacement, Verdict, View};
 
 impl<O: Observer> Sim<'_, O> {
@@ -165,12 +165,27 @@ impl<O: Observer> Sim<'_, O> {
     /// pages it still shares for private memory): its limit applies to RSS
     /// - this.
     pub(super) fn measure_offset_mb(&self, w: u32) -> f64 {
-        (self.sc.policy.triggers.rss_measure).offset_mb(self.workers[w as usize].shared_mb)
+        let measure = self.sc.policy.triggers.rss_measure;
+        let worker = &self.workers[w as usize];
+        let sharers = match measure {
+            RssMeasure::Pss => 1 + self.live_workers(worker.instance),
+            RssMeasure::Rss | RssMeasure::Private => 1,
+        };
+        measure.offset_mb(worker.shared_mb, sharers)
     }
 
-    /// The same offset for a worker that has served `n` requests.
+    /// The same offset for a worker that has served `n` requests, in a
+    /// full instance (the window's start).
     pub(super) fn offset_at(&self, n: u64) -> f64 {
-        (self.sc.policy.triggers.rss_measure).offset_mb(self.shared_at(n))
+        let sharers = 1 + self.sc.fleet.workers_per_instance;
+        (self.sc.policy.triggers.rss_measure).offset_mb(self.shared_at(n), sharers)
+    }
+
+    /// The processes of instance `i` other than its master.
+    fn live_workers(&self, i: u32) -> usize {
+        self.instance_workers(i)
+            .filter(|&w| self.workers[w as usize].state != WorkerState::Dead)
+            .count()
     }
 
     fn view(&self, t: SimTime, w: u32, since: SimTime) -> View {
