@@ -80,7 +80,12 @@ fn unsharing_grows_the_cgroup_by_the_closed_form_and_leaves_rss_alone() {
 #[test]
 fn gc_freeze_removes_the_collectors_unsharing() {
     let with = |extra: &[&str]| {
-        let sets: Vec<&str> = FLAT.iter().chain(&INSTAGRAM).chain(extra).copied().collect();
+        let sets: Vec<&str> = FLAT
+            .iter()
+            .chain(&INSTAGRAM)
+            .chain(extra)
+            .copied()
+            .collect();
         last_usage(&sets).0[0]
     };
     let (collected, frozen) = (with(&[]), with(&["fleet.cow.gc_freeze=true"]));
@@ -97,7 +102,11 @@ fn without_preload_every_worker_holds_its_own_copy() {
     let (usage, _, _) = last_usage(&sets);
     // The master without the app, then three full private copies: nothing
     // is shared, so nothing unshares.
-    assert!((usage[0] - (30.0 + 3.0 * 360.0)).abs() < 1e-9, "{}", usage[0]);
+    assert!(
+        (usage[0] - (30.0 + 3.0 * 360.0)).abs() < 1e-9,
+        "{}",
+        usage[0]
+    );
     let err = try_scenario(&["fleet.cow.preload=false"]).unwrap_err();
     assert_eq!(err.key.as_deref(), Some("fleet.cow.master_rss_mb"));
     let err = try_scenario(&["fleet.cow.gc_fraction=1.5"]).unwrap_err();
@@ -221,13 +230,19 @@ fn a_reload_wave_forks_every_successor_and_terms_the_old_workers_at_once() {
     let mut rows = Rows::default();
     let s = run_checked(&scenario(&one), 2, &mut rows);
     assert_eq!(s.reload_replacements, Some(3));
-    let row = rows.timeline.iter().find(|r| r.t == SimTime::from_secs(3601));
+    let row = rows
+        .timeline
+        .iter()
+        .find(|r| r.t == SimTime::from_secs(3601));
     assert_eq!(row.unwrap().serving, 3);
     // Without the wave nothing is replaced then.
     let mut rows = Rows::default();
     let s = run_checked(&scenario(&wave[..2]), 2, &mut rows);
     assert_eq!(s.reload_replacements, None);
-    let row = rows.timeline.iter().find(|r| r.t == SimTime::from_secs(3601));
+    let row = rows
+        .timeline
+        .iter()
+        .find(|r| r.t == SimTime::from_secs(3601));
     assert!(row.unwrap().serving >= 5);
 }
 
@@ -250,5 +265,8 @@ fn pss_divides_the_shared_pages_among_their_sharers() {
     let (rss, pss, private) = (over("rss"), over("pss"), over("private"));
     assert!(rss < pss && pss < private, "{rss} {pss} {private}");
     assert!((pss - rss - 0.75 * 135.0).abs() < 20.0, "{rss} {pss}");
-    assert!((private - pss - 0.25 * 135.0).abs() < 20.0, "{pss} {private}");
+    assert!(
+        (private - pss - 0.25 * 135.0).abs() < 20.0,
+        "{pss} {private}"
+    );
 }

@@ -66,7 +66,11 @@ impl Cow {
 
     /// What stays shared however long the worker lives.
     pub fn floor_mb(&self) -> f64 {
-        let gc = if self.gc_freeze { 0.0 } else { self.gc_fraction };
+        let gc = if self.gc_freeze {
+            0.0
+        } else {
+            self.gc_fraction
+        };
         self.shared_mb * (1.0 - self.refcount_fraction) * (1.0 - gc)
     }
 }
@@ -113,7 +117,10 @@ mod tests {
         let c = instagram();
         let before = c.shared_after(499);
         let after = c.shared_after(500);
-        assert!((after / before - 140.0 / 225.0).abs() < 1e-3, "{before} {after}");
+        assert!(
+            (after / before - 140.0 / 225.0).abs() < 1e-3,
+            "{before} {after}"
+        );
         // Long after: the published 140 MB.
         assert!((c.shared_after(100_000) - 140.0).abs() < 1e-6);
         assert!((c.floor_mb() - 140.0).abs() < 1e-9);

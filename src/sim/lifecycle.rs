@@ -149,7 +149,10 @@ impl<O: Observer> Sim<'_, O> {
         let leak = &self.sc.fleet.leak;
         let (mut rss, mut warm, mut noise) =
             (worker.rss_mb, worker.warm_left_mb, worker.noise.clone());
-        let (base, drift) = (worker.limit_mb, self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
+        let (base, drift) = (
+            worker.limit_mb,
+            self.sc.fleet.boot_rss_mb + worker.drift_limit_mb,
+        );
         let limit = |n| (base + self.offset_at(n)).min(drift);
         let mut to_limit = 0;
         while rss < limit(to_limit) && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {

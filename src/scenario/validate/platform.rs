@@ -57,7 +57,7 @@ pub(super) fn memory(f: &RawFleet) -> Result<Memory, (String, String)> {
     Ok(Memory {
         shared_mb: f.shared_mb,
         master_mb: f.boot_rss_mb,
-        cow: unshares.then(|| Cow {
+        cow: unshares.then_some(Cow {
             shared_mb: f.shared_mb,
             refcount_fraction: c.refcount_fraction,
             refcount_half_life_requests: c.refcount_half_life_requests,

@@ -107,7 +107,10 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
         RssMeasureKind::Private => (f.boot_rss_mb - f.shared_mb, "boot private memory"),
         RssMeasureKind::Pss => {
             let sharers = 1.0 + f.workers_per_instance as f64;
-            (f.boot_rss_mb - f.shared_mb + f.shared_mb / sharers, "boot PSS")
+            (
+                f.boot_rss_mb - f.shared_mb + f.shared_mb / sharers,
+                "boot PSS",
+            )
         }
     };
     if p.rss_trigger && floor <= born_mb {

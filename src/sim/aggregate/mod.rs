@@ -444,7 +444,10 @@ impl<O: Observer> Sim<'_, O> {
         if !self.sc.fleet.warm_start {
             return;
         }
-        let (base, drift) = (worker.limit_mb, self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
+        let (base, drift) = (
+            worker.limit_mb,
+            self.sc.fleet.boot_rss_mb + worker.drift_limit_mb,
+        );
         let limit = |n| (base + self.offset_at(n)).min(drift);
         let v = worker.velocity_mb_per_request;
         let (mut rss, mut warm, mut next, mut noise) = (
