@@ -2,9 +2,11 @@
 //! master) and their workers. Plain data plus the pure memory model; the
 //! event loop in `sim` is the only code that mutates it.
 
+pub mod cow;
 pub mod memory;
 pub mod surge;
 
+pub use cow::Cow;
 pub use memory::{LeakModel, VelocityDist};
 pub use surge::{Episode, Surge, SurgeClock};
 
@@ -54,6 +56,9 @@ pub struct Worker {
     /// worker only for the part of a step it served).
     pub serving_since: SimTime,
     pub rss_mb: f64,
+    /// Pages of `rss_mb` still shared with the master: `fleet.shared_mb`
+    /// at fork, less what copy-on-write has unshared since (`fleet::cow`).
+    pub shared_mb: f64,
     pub limit_mb: f64,
     /// Leak velocity drawn at spawn.
     pub velocity_mb_per_request: f64,
@@ -156,7 +161,8 @@ impl RateWindow {
 pub struct Instance {
     /// Global index of the first worker; workers are `first..first + n`.
     pub first_worker: u32,
-    /// Sum over live workers of `rss - shared`: the cgroup's view.
+    /// Sum over live workers of `rss - shared` (each worker's own
+    /// `shared_mb`): the cgroup's view.
     pub private_mb: f64,
     /// Requests waiting for a worker, oldest first.
     pub backlog: VecDeque<Request>,
@@ -173,6 +179,9 @@ pub struct Instance {
     /// spawn-then-exit, the spares a successor can be forked into. Kept by
     /// `Sim::set_state`, so asking whether one is free is O(1).
     pub dead: u32,
+    /// `memory.oom.group`: the container was killed whole and has not
+    /// restarted yet; its exiting workers are not replaced.
+    pub restarting: bool,
 }
 
 impl Instance {

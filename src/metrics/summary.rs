@@ -53,6 +53,10 @@ pub struct Metrics {
     pub evil_kills: u64,
     /// Requests in flight on those workers, reset by the kill.
     pub evil_kill_requests: u64,
+    /// Whole-container OOM kills (`memory.oom.group`).
+    pub oom_group_kills: u64,
+    /// Workers replaced by reload waves.
+    pub reload_replacements: u64,
     pub oom_kills: u64,
     pub drain_kills: u64,
     pub max_rss_mb: f64,
@@ -126,6 +130,12 @@ pub struct Summary {
     /// trigger: in `summary.json` only then (like the surges).
     #[serde(skip)]
     pub evil_kill_requests: Option<u64>,
+    /// Whole-container OOM kills, with `[platform] oom_group` only.
+    #[serde(skip)]
+    pub oom_group_kills: Option<u64>,
+    /// Workers replaced by reload waves, with `[[platform.reload]]` only.
+    #[serde(skip)]
+    pub reload_replacements: Option<u64>,
 }
 
 /// One counter of `summary.json` that a gate or trigger keeps.
@@ -332,6 +342,8 @@ impl Metrics {
             events_processed: self.events,
             surge: None,
             evil_kill_requests: None,
+            oom_group_kills: None,
+            reload_replacements: None,
         }
     }
 }
@@ -377,12 +389,18 @@ impl Summary {
             surge_episode_s: Option<f64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             evil_kill_requests: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            oom_group_kills: Option<u64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reload_replacements: Option<u64>,
         }
         let body = Body {
             summary: self,
             surge_episodes: self.surge.map(|s| s.episodes),
             surge_episode_s: self.surge.map(|s| s.episode_s),
             evil_kill_requests: self.evil_kill_requests,
+            oom_group_kills: self.oom_group_kills,
+            reload_replacements: self.reload_replacements,
         };
         crate::schema::to_json(crate::schema::SUMMARY, &body).expect("a summary serialises")
     }

@@ -165,16 +165,17 @@ pub enum InstanceMeasure {
     Cgroup,
     /// Master RSS + the sum of the workers' RSS, shared pages once per
     /// process (puma_worker_killer, `puma_memory.rb` `get_total`): the
-    /// cgroup's usage + `shared_mb` per live worker.
+    /// cgroup's usage + the pages each live worker still shares.
     SummedRss,
 }
 
 impl InstanceMeasure {
-    /// The measure, from the cgroup usage and the live workers.
-    pub fn of(self, cgroup_mb: f64, live_workers: usize, shared_mb: f64) -> f64 {
+    /// The measure, from the cgroup usage and the pages the live workers
+    /// share with the master, summed over them (once per worker).
+    pub fn of(self, cgroup_mb: f64, shared_mb: f64) -> f64 {
         match self {
             InstanceMeasure::Cgroup => cgroup_mb,
-            InstanceMeasure::SummedRss => cgroup_mb + live_workers as f64 * shared_mb,
+            InstanceMeasure::SummedRss => cgroup_mb + shared_mb,
         }
     }
 }
@@ -184,17 +185,25 @@ impl InstanceMeasure {
 pub enum RssMeasure {
     /// Resident set size, shared pages included.
     Rss,
-    /// Private pages only (RSS - `shared_mb`): Passenger's private dirty +
+    /// Private pages only (RSS - the pages still shared, which copy-on-write
+    /// shrinks, `fleet::cow`): Passenger's private dirty +
     /// swap (`ProcessMetricsCollector.h`), with no swap modelled.
     Private,
+    /// Proportional set size: private pages + each shared page divided by
+    /// its sharers, the master and the instance's live workers (uWSGI
+    /// `reload-on-pss`, `core/utils.c`, master branch; a worker's remaining
+    /// shared pages are taken as shared by every process alike).
+    Pss,
 }
 
 impl RssMeasure {
-    /// What to subtract from RSS to get the measure.
-    pub fn offset_mb(self, shared_mb: f64) -> f64 {
+    /// What to subtract from RSS to get the measure, for a worker whose
+    /// `shared_mb` pages are shared by `sharers` processes.
+    pub fn offset_mb(self, shared_mb: f64, sharers: usize) -> f64 {
         match self {
             RssMeasure::Rss => 0.0,
             RssMeasure::Private => shared_mb,
+            RssMeasure::Pss => shared_mb - shared_mb / sharers.max(1) as f64,
         }
     }
 }

@@ -17,7 +17,7 @@ pub(crate) use validate::checks;
 pub use validate::validate;
 
 use crate::engine::time::SimTime;
-use crate::fleet::{LeakModel, Surge};
+use crate::fleet::{Cow, LeakModel, Surge};
 pub use crate::policy::{Pipeline, Replacement, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
 pub use raw::{BalancerKind, ConnectionsKind, EngineMode, SamplingKind};
@@ -60,6 +60,25 @@ pub struct Scenario {
     pub workload: Workload,
     pub client: Client,
     pub policy: Policy,
+    pub platform: Platform,
+}
+
+/// `[platform]`: what the container platform does to whole instances.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Platform {
+    /// `memory.oom.group`: an OOM kills the whole container, which restarts
+    /// after this delay; `None`: the kernel kills the largest worker.
+    pub oom_group: Option<SimTime>,
+    /// Reload waves, in time order.
+    pub reloads: Vec<Reload>,
+}
+
+/// A reload wave: every serving worker of `instance` (of every instance
+/// when `None`) replaced at `at`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reload {
+    pub at: SimTime,
+    pub instance: Option<u32>,
 }
 
 /// How requests are simulated: one event each, or Poisson counts per step.
@@ -83,7 +102,13 @@ pub struct Fleet {
     pub concurrency: usize,
     pub container_mb: f64,
     pub boot_rss_mb: f64,
+    /// Pages a worker shares with its master at fork (0 without preload).
     pub shared_mb: f64,
+    /// The master's RSS: `boot_rss_mb` when it preloads the app,
+    /// `fleet.cow.master_rss_mb` when it does not.
+    pub master_mb: f64,
+    /// Copy-on-write unsharing (`[fleet.cow]`); `None` when nothing unshares.
+    pub cow: Option<Cow>,
     pub boot: SimTime,
     pub graceful_timeout: SimTime,
     pub warm_start: bool,

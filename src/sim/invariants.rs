@@ -81,7 +81,7 @@ impl<O: Observer> Sim<'_, O> {
         let private: f64 = ws
             .iter()
             .filter(|w| w.state != WorkerState::Dead)
-            .map(|w| w.rss_mb - f.shared_mb)
+            .map(|w| w.rss_mb - w.shared_mb)
             .sum();
         // Invariant: at most `workers_per_instance` workers serve per instance.
         let serving = ws
@@ -103,7 +103,7 @@ impl<O: Observer> Sim<'_, O> {
         // Invariant: cgroup usage never above the limit once the event
         // (and the OOM kill it triggers) is done.
         assert!(
-            inst.usage_mb(f.boot_rss_mb) <= f.container_mb + 1e-9,
+            inst.usage_mb(f.master_mb) <= f.container_mb + 1e-9,
             "t={t}: instance {ii} over its cgroup limit without an OOM kill"
         );
         let in_flight: u32 = ws.iter().map(|w| w.in_flight).sum();

@@ -83,6 +83,7 @@ impl<O: Observer> Sim<'_, O> {
             spawned_at: SimTime::ZERO,
             serving_since: SimTime::ZERO,
             rss_mb: f.boot_rss_mb,
+            shared_mb: f.shared_mb,
             limit_mb: d.limit_mb,
             velocity_mb_per_request: d.velocity,
             warm_left_mb: f.leak.warmup_mb,
@@ -114,6 +115,7 @@ impl<O: Observer> Sim<'_, O> {
         } else if f.warm_start {
             self.age(&mut worker, w);
         }
+        worker.shared_mb = self.shared_at(worker.requests);
         if let Some(life) = d.lifetime {
             // A warm worker is part-way through its life as well.
             let u = open01(&mut rng::keyed(
@@ -147,10 +149,13 @@ impl<O: Observer> Sim<'_, O> {
         let leak = &self.sc.fleet.leak;
         let (mut rss, mut warm, mut noise) =
             (worker.rss_mb, worker.warm_left_mb, worker.noise.clone());
-        let limit = (worker.limit_mb + self.measure_offset_mb())
-            .min(self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
+        let (base, drift) = (
+            worker.limit_mb,
+            self.sc.fleet.boot_rss_mb + worker.drift_limit_mb,
+        );
+        let limit = |n| (base + self.offset_at(n)).min(drift);
         let mut to_limit = 0;
-        while rss < limit && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
+        while rss < limit(to_limit) && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
             rss += leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise);
             to_limit += 1;
         }
@@ -169,11 +174,10 @@ impl<O: Observer> Sim<'_, O> {
     /// exact at spawns and exits; incremental between).
     pub(super) fn recompute_private(&mut self, i: u32) {
         let first = self.instances[i as usize].first_worker as usize;
-        let shared = self.sc.fleet.shared_mb;
         self.instances[i as usize].private_mb = self.workers[first..first + self.spi]
             .iter()
             .filter(|w| w.state != WorkerState::Dead)
-            .map(|w| w.rss_mb - shared)
+            .map(|w| w.rss_mb - w.shared_mb)
             .sum();
     }
 
@@ -244,6 +248,27 @@ impl<O: Observer> Sim<'_, O> {
             let rss = self.workers[w as usize].rss_mb + d;
             self.set_rss(t, w, rss);
         }
+        if self.sc.fleet.cow.is_some() {
+            self.unshare(w);
+        }
+    }
+
+    /// Copy-on-write: the pages the worker's requests have unshared so far
+    /// become its own (RSS stays: a copied page was resident and still is).
+    pub(super) fn unshare(&mut self, w: u32) {
+        let worker = &self.workers[w as usize];
+        let (i, shared) = (worker.instance, self.shared_at(worker.requests));
+        let copied = worker.shared_mb - shared;
+        if copied > 0.0 {
+            self.workers[w as usize].shared_mb = shared;
+            self.instances[i as usize].private_mb += copied;
+        }
+    }
+
+    /// The pages a worker still shares with its master after `n` requests.
+    pub(super) fn shared_at(&self, n: u64) -> f64 {
+        let f = &self.sc.fleet;
+        f.cow.as_ref().map_or(f.shared_mb, |c| c.shared_after(n))
     }
 
     #[inline]
@@ -378,12 +403,13 @@ impl<O: Observer> Sim<'_, O> {
         {
             self.workers[o as usize].successor = None; // it may ask again
         }
-        if successor.is_some() || replaces.is_some() {
+        if successor.is_some() || replaces.is_some() || self.instances[i as usize].restarting {
             self.set_state(t, w, WorkerState::Dead);
             let worker = &mut self.workers[w as usize];
             // A new generation, so events of the exited process are ignored.
             worker.generation += 1;
             worker.rss_mb = self.sc.fleet.boot_rss_mb;
+            worker.shared_mb = self.sc.fleet.shared_mb;
             self.recompute_private(i);
         } else {
             self.spawn(t, w);
@@ -391,7 +417,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// Forks a new process into worker struct `w` (its next generation).
-    fn spawn(&mut self, t: SimTime, w: u32) {
+    pub(super) fn spawn(&mut self, t: SimTime, w: u32) {
         let i = self.workers[w as usize].instance;
         self.set_state(t, w, WorkerState::Booting);
         let generation = self.workers[w as usize].generation + 1;
@@ -401,6 +427,7 @@ impl<O: Observer> Sim<'_, O> {
         worker.generation = generation;
         worker.spawned_at = t;
         worker.rss_mb = f.boot_rss_mb;
+        worker.shared_mb = f.shared_mb;
         worker.limit_mb = d.limit_mb;
         worker.velocity_mb_per_request = d.velocity;
         worker.warm_left_mb = f.leak.warmup_mb;
@@ -479,12 +506,15 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     fn over_cgroup(&self, i: u32) -> bool {
-        self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb) > self.sc.fleet.container_mb
+        self.instances[i as usize].usage_mb(self.sc.fleet.master_mb) > self.sc.fleet.container_mb
     }
 
     #[cold]
     #[inline(never)]
     fn oom_kill(&mut self, t: SimTime, i: u32) -> bool {
+        if let Some(restart) = self.sc.platform.oom_group {
+            return self.oom_group_kill(t, i, restart);
+        }
         let mut kills = 0;
         while self.over_cgroup(i) {
             assert!(
@@ -536,7 +566,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn headroom(&self, i: u32) -> f64 {
-        self.sc.fleet.container_mb - self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb)
+        self.sc.fleet.container_mb - self.instances[i as usize].usage_mb(self.sc.fleet.master_mb)
     }
 
     pub(super) fn worker_row(

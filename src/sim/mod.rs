@@ -12,6 +12,7 @@ mod connections;
 mod evil;
 mod invariants;
 mod lifecycle;
+mod platform;
 mod recycle;
 mod traffic;
 
@@ -76,6 +77,14 @@ pub enum Event {
         worker: u32,
         generation: u32,
     },
+    /// `memory.oom.group`: the killed container is back; its master forks.
+    InstanceRestart {
+        instance: u32,
+    },
+    /// A reload wave (`[[platform.reload]]`, by index).
+    Reload {
+        wave: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
@@ -99,6 +108,8 @@ impl Lane for Event {
             | Event::InstanceCheck { .. }
             | Event::EvilCheck { .. }
             | Event::Drained { .. }
+            | Event::InstanceRestart { .. }
+            | Event::Reload { .. }
             | Event::Timeline => 2,
         }
     }
@@ -191,9 +202,14 @@ pub struct SimOutput {
 
 impl<'s, O: Observer> Sim<'s, O> {
     pub fn new(sc: &'s Scenario, seed: u64, obs: O) -> Self {
+        // A reload forks every successor before its predecessor exits.
         let spi = match sc.policy.replacement {
-            Replacement::ExitThenSpawn => sc.fleet.workers_per_instance,
-            Replacement::SpawnThenExit => 2 * sc.fleet.workers_per_instance,
+            Replacement::ExitThenSpawn if sc.platform.reloads.is_empty() => {
+                sc.fleet.workers_per_instance
+            }
+            Replacement::ExitThenSpawn | Replacement::SpawnThenExit => {
+                2 * sc.fleet.workers_per_instance
+            }
         };
         let instances = (0..sc.fleet.instances)
             .map(|i| Instance {
@@ -206,6 +222,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 arrivals: RateWindow::new(sc.policy.busy_window_s),
                 outstanding: 0,
                 dead: 0,
+                restarting: false,
             })
             .collect();
         Sim {
@@ -342,6 +359,8 @@ impl<'s, O: Observer> Sim<'s, O> {
             Event::Timeline => self.on_timeline(t),
             Event::Step => self.on_step(t),
             Event::Drained { worker, generation } => self.on_drained(t, worker, generation),
+            Event::InstanceRestart { instance } => self.on_instance_restart(t, instance),
+            Event::Reload { wave } => self.on_reload(t, wave),
         }
         if self.pinned.is_some() {
             self.send_freed(t);
@@ -381,6 +400,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.schedule_next_arrival();
         }
         self.q.schedule(self.sc.timeline_step, Event::Timeline);
+        self.schedule_platform();
     }
 
     /// The worker structs of instance `i`.
@@ -423,7 +443,7 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     fn emit_timeline_row(&mut self, t: SimTime) {
-        let master = self.sc.fleet.boot_rss_mb;
+        let master = self.sc.fleet.master_mb;
         let container = self.sc.fleet.container_mb;
         let spi = self.spi;
         let usage: Vec<f64> = self.instances.iter().map(|i| i.usage_mb(master)).collect();
@@ -502,6 +522,9 @@ impl<'s, O: Observer> Sim<'s, O> {
         summary.evil_kill_requests = (self.sc.policy.triggers.evil_rss)
             .as_ref()
             .map(|_| self.m.evil_kill_requests);
+        summary.oom_group_kills = self.sc.platform.oom_group.map(|_| self.m.oom_group_kills);
+        summary.reload_replacements =
+            (!self.sc.platform.reloads.is_empty()).then_some(self.m.reload_replacements);
         summary.surge = self.surge.as_ref().map(|s| SurgeTotals {
             episodes: s.episodes().len() as u64,
             episode_s: s.episode_s_within(SimTime::ZERO, end),

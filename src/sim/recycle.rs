@@ -9,7 +9,7 @@ use crate::metrics::{
     EventKind, LeaseOutcome, Observer, RecycleRecord,
     rows::{Branch, DecisionFacts},
 };
-use crate::policy::trigger::DriftCheck;
+use crate::policy::trigger::{DriftCheck, RssMeasure};
 use crate::policy::{Cause, Decision, GateKind, Pass, Replacement, Verdict, View};
 
 impl<O: Observer> Sim<'_, O> {
@@ -22,7 +22,7 @@ impl<O: Observer> Sim<'_, O> {
             .sc
             .policy
             .sampling
-            .next_delay(worker.rss_mb - self.measure_offset_mb(), worker.limit_mb);
+            .next_delay(worker.rss_mb - self.measure_offset_mb(w), worker.limit_mb);
         if let Some((delay, _near)) = next {
             self.q.schedule(
                 t + delay,
@@ -52,7 +52,7 @@ impl<O: Observer> Sim<'_, O> {
         if !(triggers.rss_limit || self.sc.saturate) {
             return false;
         }
-        let offset = self.measure_offset_mb();
+        let offset = self.measure_offset_mb(w);
         let worker = &mut self.workers[w as usize];
         if worker.rss_mb - offset < worker.limit_mb {
             worker.over_samples = 0;
@@ -139,13 +139,18 @@ impl<O: Observer> Sim<'_, O> {
             .expect("trigger on");
         self.q
             .schedule(t + im.frequency, Event::InstanceCheck { instance: i });
-        let cgroup = self.instances[i as usize].usage_mb(self.sc.fleet.boot_rss_mb);
+        let cgroup = self.instances[i as usize].usage_mb(self.sc.fleet.master_mb);
         let ws = self.instance_workers(i);
         let live = ws
             .clone()
-            .filter(|&w| self.workers[w as usize].state != WorkerState::Dead)
-            .count();
-        let usage = im.measure.of(cgroup, live, self.sc.fleet.shared_mb);
+            .filter(|&w| self.workers[w as usize].state != WorkerState::Dead);
+        // The pages the live workers share with the master, once per worker.
+        let shared = if self.sc.fleet.cow.is_some() {
+            live.map(|w| self.workers[w as usize].shared_mb).sum()
+        } else {
+            live.count() as f64 * self.sc.fleet.shared_mb
+        };
+        let usage = im.measure.of(cgroup, shared);
         if usage <= im.percent_usage * self.sc.fleet.container_mb {
             return;
         }
@@ -156,10 +161,31 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// RSS minus the RSS trigger's measure (0 for RSS, shared pages for
-    /// private memory): the per-worker limit applies to RSS - this.
-    pub(super) fn measure_offset_mb(&self) -> f64 {
-        (self.sc.policy.triggers.rss_measure).offset_mb(self.sc.fleet.shared_mb)
+    /// RSS minus the RSS trigger's measure of worker `w` (0 for RSS, the
+    /// pages it still shares for private memory): its limit applies to RSS
+    /// - this.
+    pub(super) fn measure_offset_mb(&self, w: u32) -> f64 {
+        let measure = self.sc.policy.triggers.rss_measure;
+        let worker = &self.workers[w as usize];
+        let sharers = match measure {
+            RssMeasure::Pss => 1 + self.live_workers(worker.instance),
+            RssMeasure::Rss | RssMeasure::Private => 1,
+        };
+        measure.offset_mb(worker.shared_mb, sharers)
+    }
+
+    /// The same offset for a worker that has served `n` requests, in a
+    /// full instance (the window's start).
+    pub(super) fn offset_at(&self, n: u64) -> f64 {
+        let sharers = 1 + self.sc.fleet.workers_per_instance;
+        (self.sc.policy.triggers.rss_measure).offset_mb(self.shared_at(n), sharers)
+    }
+
+    /// The processes of instance `i` other than its master.
+    fn live_workers(&self, i: u32) -> usize {
+        self.instance_workers(i)
+            .filter(|&w| self.workers[w as usize].state != WorkerState::Dead)
+            .count()
     }
 
     fn view(&self, t: SimTime, w: u32, since: SimTime) -> View {
@@ -231,7 +257,7 @@ impl<O: Observer> Sim<'_, O> {
             instance: i,
             age: t - worker.spawned_at,
             requests: worker.requests,
-            margin_mb: worker.rss_mb - self.measure_offset_mb() - worker.limit_mb,
+            margin_mb: worker.rss_mb - self.measure_offset_mb(w) - worker.limit_mb,
             rss_mb: worker.rss_mb,
             pressure: d.pressure,
             cause,

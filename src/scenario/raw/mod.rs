@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod platform;
 mod policy;
+pub use platform::*;
 pub use policy::*;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -19,6 +21,7 @@ pub struct RawScenario {
     pub workload: RawWorkload,
     pub client: RawClient,
     pub policy: RawPolicy,
+    pub platform: RawPlatform,
 }
 
 impl Default for RawScenario {
@@ -32,6 +35,7 @@ impl Default for RawScenario {
             workload: RawWorkload::default(),
             client: RawClient::default(),
             policy: RawPolicy::default(),
+            platform: RawPlatform::default(),
         }
     }
 }
@@ -110,6 +114,7 @@ pub struct RawFleet {
     /// Start the window with workers of random age rather than all freshly forked.
     pub warm_start: bool,
     pub leak: RawLeak,
+    pub cow: RawCow,
 }
 
 impl Default for RawFleet {
@@ -125,6 +130,7 @@ impl Default for RawFleet {
             graceful_timeout_s: 30.0,
             warm_start: true,
             leak: RawLeak::default(),
+            cow: RawCow::default(),
         }
     }
 }

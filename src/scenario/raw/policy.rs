@@ -23,7 +23,9 @@ pub struct RawPolicy {
     /// What the RSS trigger compares with the limit: `rss` (shared pages
     /// included: uWSGI, Granian, unicorn-worker-killer, Leakless, the seeds)
     /// or `private` (the worker's private pages, RSS - `shared_mb`:
-    /// Passenger's private dirty + swap, with no swap modelled).
+    /// Passenger's private dirty + swap, with no swap modelled) or `pss`
+    /// (private pages + the shared ones divided among the master and the
+    /// instance's live workers: uWSGI's `reload-on-pss`).
     pub rss_measure: RssMeasureKind,
     /// uWSGI `min-worker-lifetime`: a worker younger than this is held. 0 = off.
     pub min_worker_age_s: f64,
@@ -115,6 +117,9 @@ impl Default for RawPolicy {
 pub enum RssMeasureKind {
     Rss,
     Private,
+    /// Proportional set size: private pages plus each shared page divided
+    /// by the processes sharing it (uWSGI `reload-on-pss`, master branch).
+    Pss,
 }
 
 /// What puma_worker_killer-style instance checks read.

@@ -3,6 +3,7 @@
 //! holds the run, engine, fleet, workload and client tables.
 
 pub(crate) mod checks;
+mod platform;
 mod policy;
 
 use super::budget::estimated_events;
@@ -49,7 +50,13 @@ fn build(
              requests over the serving workers (use \"pooled\" or \"close\")",
         )?;
     }
-    let policy = policy(&raw.policy, &raw.fleet)?;
+    // The policy's memory checks see the pages a worker really shares.
+    let shared = RawFleet {
+        shared_mb: fleet.shared_mb,
+        ..raw.fleet.clone()
+    };
+    let policy = policy(&raw.policy, &shared)?;
+    let platform = platform::platform(&raw.platform, raw.fleet.instances, window)?;
     let sc = Scenario {
         name: raw.name.clone(),
         duration: window,
@@ -61,6 +68,7 @@ fn build(
         workload,
         client,
         policy,
+        platform,
     };
     let estimate = estimated_events(&sc);
     if estimate > sc.max_events as f64 {
@@ -118,7 +126,9 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
             ),
         )?;
     }
-    let booted = f.boot_rss_mb + f.workers_per_instance as f64 * (f.boot_rss_mb - f.shared_mb);
+    let memory = platform::memory(f)?;
+    let booted =
+        memory.master_mb + f.workers_per_instance as f64 * (f.boot_rss_mb - memory.shared_mb);
     if booted >= f.container_mb {
         fail(
             "fleet.container_mb",
@@ -163,7 +173,9 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         concurrency: f.concurrency as usize,
         container_mb: f.container_mb,
         boot_rss_mb: f.boot_rss_mb,
-        shared_mb: f.shared_mb,
+        shared_mb: memory.shared_mb,
+        master_mb: memory.master_mb,
+        cow: memory.cow,
         boot: duration("fleet.boot_s", f.boot_s)?,
         graceful_timeout: duration("fleet.graceful_timeout_s", f.graceful_timeout_s)?,
         warm_start: f.warm_start,

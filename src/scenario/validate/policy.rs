@@ -105,6 +105,13 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
     let (born_mb, born) = match p.rss_measure {
         RssMeasureKind::Rss => (f.boot_rss_mb, "boot RSS"),
         RssMeasureKind::Private => (f.boot_rss_mb - f.shared_mb, "boot private memory"),
+        RssMeasureKind::Pss => {
+            let sharers = 1.0 + f.workers_per_instance as f64;
+            (
+                f.boot_rss_mb - f.shared_mb + f.shared_mb / sharers,
+                "boot PSS",
+            )
+        }
     };
     if p.rss_trigger && floor <= born_mb {
         fail(
@@ -267,6 +274,7 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
         rss_measure: match p.rss_measure {
             RssMeasureKind::Rss => crate::policy::trigger::RssMeasure::Rss,
             RssMeasureKind::Private => crate::policy::trigger::RssMeasure::Private,
+            RssMeasureKind::Pss => crate::policy::trigger::RssMeasure::Pss,
         },
         drift,
         max_requests,

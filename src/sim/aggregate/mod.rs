@@ -341,6 +341,9 @@ impl<O: Observer> Sim<'_, O> {
             let rss = worker.rss_mb + d;
             self.set_rss(t, w, rss);
         }
+        if self.sc.fleet.cow.is_some() {
+            self.unshare(w);
+        }
         if self.oom_check(t, i) && self.workers[w as usize].generation != generation {
             return; // this worker was the OOM victim
         }
@@ -441,8 +444,11 @@ impl<O: Observer> Sim<'_, O> {
         if !self.sc.fleet.warm_start {
             return;
         }
-        let limit = (worker.limit_mb + self.measure_offset_mb())
-            .min(self.sc.fleet.boot_rss_mb + worker.drift_limit_mb);
+        let (base, drift) = (
+            worker.limit_mb,
+            self.sc.fleet.boot_rss_mb + worker.drift_limit_mb,
+        );
+        let limit = |n| (base + self.offset_at(n)).min(drift);
         let v = worker.velocity_mb_per_request;
         let (mut rss, mut warm, mut next, mut noise) = (
             worker.rss_mb,
@@ -452,7 +458,7 @@ impl<O: Observer> Sim<'_, O> {
         );
         let cap = super::lifecycle::WARM_START_MAX_REQUESTS.min(worker.max_requests);
         let mut to_limit = 0;
-        while rss < limit && to_limit < cap {
+        while rss < limit(to_limit) && to_limit < cap {
             rss += leak.over(v, &mut warm, to_limit, 1, &mut next, &mut noise);
             to_limit += 1;
         }
