@@ -1,0 +1,48 @@
+//! A closed pipe ends fleetsim as it ends `cat` (`fleetsim run | head`): by
+//! SIGPIPE, with no panic on standard error, the run's files complete
+//! (they are written before anything is printed).
+
+mod common;
+
+use common::TempDir;
+use std::process::{Command, Stdio};
+
+/// Runs fleetsim with its standard output a pipe whose read end is already
+/// closed, so its first print meets EPIPE: deterministic, unlike `| head`.
+#[cfg(unix)]
+fn into_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, String) {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .arg("--quiet")
+        .args(args)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("fleetsim starts");
+    (o.status, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_process_by_sigpipe_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = TempDir::new("pipe");
+    let out = tmp.path().join("run");
+    for args in [
+        vec!["run", "--hours", "2", "--out", out.to_str().unwrap()],
+        vec!["scenario", "show"],
+    ] {
+        let (status, err) = into_closed_pipe(&args);
+        assert_eq!(
+            status.signal(),
+            Some(13),
+            "{args:?}: ended by SIGPIPE: {status:?} {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert!(
+        out.join("summary.json").exists(),
+        "the run completed its files"
+    );
+}
