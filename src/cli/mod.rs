@@ -6,6 +6,7 @@ mod interrupt;
 mod limits;
 mod lock;
 mod optimise;
+mod optimise_trace;
 mod output;
 mod progress;
 mod replay;
