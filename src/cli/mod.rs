@@ -12,6 +12,7 @@ mod progress;
 mod replay;
 mod report;
 mod run;
+mod run_dir;
 mod saturate;
 mod scenario_cmd;
 mod shell;
