@@ -84,14 +84,14 @@ fn resolve_extends(
         )));
     }
     let text = read_file(path).map_err(err)?;
-    let base_table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
-        origin: path.to_string(),
-        line: e.span().map(|s| line_of(&text, s.start)),
-        key: None,
-        reason: format!(
-            "{} (extended by {origin})",
-            e.message().trim().replace('\n', " ")
-        ),
+    let base_table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let (line, key, reason) = syntax_error(&text, &e);
+        ScenarioError {
+            origin: path.to_string(),
+            line,
+            key,
+            reason: format!("{reason} (extended by {origin})"),
+        }
     })?;
     let mut merged = resolve_extends(base_table, path, read_file, depth + 1)?;
     merge(&mut merged, table);
@@ -113,6 +113,54 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
 /// The 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// A TOML syntax error as (line, key, reason): the key is the dotted key
+/// the error's line sets (its `[section]` header above, and the text before
+/// `=`), so "duplicate key" or an out-of-range integer names it.
+pub fn syntax_error(text: &str, e: &toml::de::Error) -> (Option<usize>, Option<String>, String) {
+    let reason = e.message().trim().replace('\n', " ");
+    let Some(span) = e.span() else {
+        return (None, None, reason);
+    };
+    let line = line_of(text, span.start);
+    (Some(line), key_on_line(text, line), reason)
+}
+
+/// The dotted key that line `n` (1-based) of `text` sets, if it sets one.
+pub fn key_on_line(text: &str, n: usize) -> Option<String> {
+    let mut section = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        let header = l
+            .strip_prefix("[[")
+            .and_then(|h| h.strip_suffix("]]"))
+            .or_else(|| l.strip_prefix('[').and_then(|h| h.strip_suffix(']')));
+        if let Some(h) = header {
+            section = h.trim().to_string();
+            if i + 1 == n {
+                return Some(section).filter(|s| !s.is_empty());
+            }
+            continue;
+        }
+        if i + 1 == n {
+            let (k, _) = l.split_once('=')?;
+            let k: String = k
+                .split('.')
+                .map(|p| p.trim().trim_matches('"'))
+                .collect::<Vec<_>>()
+                .join(".");
+            if k.is_empty() || k.starts_with('#') {
+                return None;
+            }
+            return Some(if section.is_empty() {
+                k
+            } else {
+                format!("{section}.{k}")
+            });
+        }
+    }
+    None
 }
 
 /// The line that sets dotted `key` in `text`, found by tracking `[section]`
@@ -157,8 +205,8 @@ pub fn load_raw(
         reason,
     };
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e.span().map(|s| line_of(text, s.start));
-        err(line, None, e.message().trim().replace('\n', " "))
+        let (line, key, reason) = syntax_error(text, &e);
+        err(line, key, reason)
     })?;
     let mut table = resolve_extends(table, origin, read_file, 0)?;
     for o in overrides {
