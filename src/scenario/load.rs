@@ -208,7 +208,15 @@ pub fn load_raw(
         let (line, key, reason) = syntax_error(text, &e);
         err(line, key, reason)
     })?;
-    let mut table = resolve_extends(table, origin, read_file, 0)?;
+    // Every file the extends chain read, so an error in one of them is
+    // located there (its name and line), not in the file that extends it.
+    let mut extended: Vec<(String, String)> = Vec::new();
+    let mut reading = |p: &str| {
+        let t = read_file(p)?;
+        extended.push((p.to_string(), t.clone()));
+        Ok(t)
+    };
+    let mut table = resolve_extends(table, origin, &mut reading, 0)?;
     for o in overrides {
         apply(&mut table, o).map_err(|r| err(None, Some(o.key.clone()), format!("--set: {r}")))?;
     }
@@ -224,6 +232,21 @@ pub fn load_raw(
             let mut reason = e.inner().message().trim().replace('\n', " ");
             if from_set {
                 reason.push_str(" (from --set)");
+            }
+            let inherited = (line.is_none() && !from_set)
+                .then(|| {
+                    extended
+                        .iter()
+                        .find_map(|(p, t)| find_key_line(t, &key).map(|l| (p, l)))
+                })
+                .flatten();
+            if let Some((path, l)) = inherited {
+                return ScenarioError {
+                    origin: path.clone(),
+                    line: Some(l),
+                    key: Some(key),
+                    reason: format!("{reason} (extended by {origin})"),
+                };
             }
             err(line, Some(key).filter(|k| k != "."), reason)
         })?;

@@ -131,7 +131,7 @@ def scenarios():
          ["levels of extends"])
     case("run", "scenarios/extends_bad_child.toml",
          '# hostile\nextends = "unknown_policy_cooldown_s.toml"\n', 2,
-         ["key `policy.cooldown_s_typo`"])
+         ["unknown_policy_cooldown_s.toml:3:", "key `policy.cooldown_s_typo`", "extended by"])
     case("run", "scenarios/series_dev_zero.toml",
          '# hostile\n[workload]\nprofile = "series"\nseries_csv = "/dev/zero"\n', 2, ["/dev/zero"])
     case("run", "scenarios/series_directory.toml",
