@@ -88,6 +88,20 @@ fn signal_and_wait(mut child: Child, signal: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Whether the run into `out` has started writing: its hidden staging
+/// directory beside `out` (`.out.run.*`) holds a temporary `events.csv`.
+fn run_started(out: &std::path::Path) -> bool {
+    let name = out.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::read_dir(out.parent().unwrap()).is_ok_and(|d| {
+        d.filter_map(Result::ok).any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!(".{name}.run."))
+                && has_file_starting(&e.path(), ".events.csv.partial.")
+        })
+    })
+}
+
 /// Whether `dir` holds a file whose name starts with `prefix`.
 fn has_file_starting(dir: &std::path::Path, prefix: &str) -> bool {
     std::fs::read_dir(dir).is_ok_and(|d| {
@@ -110,7 +124,8 @@ fn sigterm_stops_a_run_like_sigint() {
 fn interrupted_run_keeps_partial_rows(signal: &str) {
     let dir = TempDir::new("interrupt");
     let out = dir.path().join("out");
-    // A summary from an earlier complete run in the same directory must go.
+    // An earlier unfinished run's files in the same directory must go
+    // (a summary without scenario.toml is no complete run).
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("summary.json"), "{}").unwrap();
     std::fs::write(out.join("events.csv"), "ts,event\n").unwrap();
@@ -124,7 +139,7 @@ fn interrupted_run_keeps_partial_rows(signal: &str) {
         .expect("spawn fleetsim");
     // The partial file appears once the handler is in place and the loop runs.
     let start = Instant::now();
-    while !has_file_starting(&out, ".events.csv.partial.") {
+    while !run_started(&out) {
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "the run never started"

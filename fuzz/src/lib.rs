@@ -91,6 +91,23 @@ fn default_raw() -> &'static fleetsim::scenario::RawScenario {
     })
 }
 
+/// The calibration base of the `recording` target: the default with an
+/// event budget of `CALIBRATION_MAX_EVENTS`, so a recording whose regime
+/// spans days (a simulated window as long) is refused by the budget in
+/// milliseconds instead of simulated for seconds: the harness tests the
+/// paths, not the CLI's patience (a 10.8 s calibration once timed out).
+fn calibration_raw() -> &'static fleetsim::scenario::RawScenario {
+    static RAW: OnceLock<fleetsim::scenario::RawScenario> = OnceLock::new();
+    RAW.get_or_init(|| {
+        let mut raw = default_raw().clone();
+        raw.run.max_events = CALIBRATION_MAX_EVENTS;
+        raw
+    })
+}
+
+/// The `recording` target's event budget per simulated window.
+pub const CALIBRATION_MAX_EVENTS: u64 = 200_000;
+
 fn default_scenario() -> &'static Scenario {
     static SC: OnceLock<Scenario> = OnceLock::new();
     SC.get_or_init(|| {
@@ -155,7 +172,7 @@ pub fn recording(data: &[u8]) {
     }
     let cal = match replay::calibrate::calibrate(
         &rec,
-        default_raw(),
+        calibration_raw(),
         1,
         replay::calibrate::Budget::TINY,
         false,

@@ -56,11 +56,23 @@ pub fn max_input_bytes() -> Result<u64, String> {
 /// loader's file callback returns.
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
     let limit = max_input_bytes()?;
-    let file = File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let cannot = |e: std::io::Error| format!("{}: cannot read: {e}", path.display());
+    let fifo = is_fifo(path);
     let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if fifo {
+        read_fifo(path, limit, &mut bytes).map_err(cannot)?;
+        if bytes.is_empty() {
+            return Err(format!(
+                "{}: a named pipe that gave no data (no writer?)",
+                path.display()
+            ));
+        }
+    } else {
+        let file = File::open(path).map_err(cannot)?;
+        file.take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+    }
     if bytes.len() as u64 > limit {
         return Err(format!(
             "{}: larger than the input limit of {} MiB (set {MAX_INPUT_ENV} to raise it)",
@@ -69,6 +81,43 @@ pub fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(bytes)
+}
+
+/// Whether `path` is a named pipe (or a shell's `/dev/fd/N` pipe).
+pub fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// A named pipe, opened without waiting for a writer (`O_NONBLOCK`): with
+/// none, it reads as empty (an error, "empty", not a hang); with one (a
+/// shell's `<(zcat log.gz)`), it reads until the writer closes, waiting
+/// for data as a blocking read would.
+pub fn read_fifo(path: &Path, limit: u64, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    /// `O_NONBLOCK` on Linux.
+    const O_NONBLOCK: i32 = 0o4000;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)?;
+    let mut buf = [0u8; 1 << 16];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                bytes.extend_from_slice(&buf[..n]);
+                if bytes.len() as u64 > limit {
+                    return Ok(());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// `read_bounded` as UTF-8 text.

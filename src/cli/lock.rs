@@ -83,11 +83,11 @@ impl Drop for DirLock {
     }
 }
 
-fn proc_exists() -> bool {
+pub fn proc_exists() -> bool {
     Path::new("/proc/self").exists()
 }
 
 /// Whether process `pid` runs (Linux: it has a /proc entry).
-fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }

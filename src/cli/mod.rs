@@ -7,11 +7,13 @@ mod interrupt;
 mod limits;
 mod lock;
 mod optimise;
+mod optimise_trace;
 mod output;
 mod progress;
 mod replay;
 mod report;
 mod run;
+mod run_dir;
 mod saturate;
 mod scenario_cmd;
 mod shell;
@@ -133,7 +135,31 @@ impl From<fleetsim::sweep::runner::SpawnError> for Failure {
     }
 }
 
+/// Exit status of a process whose stdout reader went away (`| head`):
+/// what a shell reports for SIGPIPE (128 + 13).
+const EXIT_BROKEN_PIPE: i32 = 141;
+
+/// `fleetsim ... | head` closes stdout early: Rust ignores SIGPIPE, so the
+/// next `println!` panics. That is no bug of the command: end quietly with
+/// the shell's SIGPIPE status instead of a panic message.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(EXIT_BROKEN_PIPE);
+        }
+        default(info);
+    }));
+}
+
 pub fn main() -> i32 {
+    quiet_broken_pipe();
     // The definition with every command's EXAMPLES section (`examples.rs`).
     let definition = || examples::add(Cli::command());
     let cli = Cli::from_arg_matches(&definition().get_matches()).unwrap_or_else(|e| e.exit());

@@ -3,14 +3,16 @@
 //! candidates on fresh seeds and report the winner against the base.
 
 use super::Failure;
+use super::lock::DirLock;
+use super::optimise_trace;
 use super::output::{AtomicFile, output_dir, stem};
 use super::progress::Progress;
-use super::sweep::{Loaded, load_sweep};
+use super::sweep::load_sweep;
 use clap::Args;
 use fleetsim::Sim;
 use fleetsim::metrics::NullObserver;
 use fleetsim::metrics::Summary;
-use fleetsim::sweep::optimise::{self, Candidate, INFEASIBLE, Search, Settings};
+use fleetsim::sweep::optimise::{self, Candidate, INFEASIBLE, Resume, Search, Settings};
 use fleetsim::sweep::replication_seed;
 use fleetsim::sweep::space::{Config, Sweep};
 use fleetsim::sweep::spec::Direction;
@@ -32,6 +34,11 @@ pub struct OptimiseArgs {
     /// Output directory [default: out/<sweep>-optimise].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Continue an interrupted search in `--out` from its trace.partial.csv
+    /// (same sweep file, base, --budget and --fresh): byte-identical to an
+    /// uninterrupted search.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 fn config(sweep: &Sweep, x: &[f64]) -> Config {
@@ -75,7 +82,21 @@ fn cost(sweep: &Sweep, s: &Summary) -> f64 {
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
-    let l: Loaded = load_sweep(&args.sweep)?;
+    // A resume reads the directory's stored inputs, under its lock; a
+    // fresh search reads the file and stores them.
+    let (l, out, _lock) = if args.resume {
+        let out =
+            super::sweep_dir::resume_dir(&args.out, &format!("{}-optimise", stem(&args.sweep)))
+                .map_err(|_| nothing_to_resume(&args))?;
+        let lock = DirLock::take(&out, "optimise")?;
+        let l = super::sweep_dir::for_resume(&args.sweep, &out, optimise_trace::PARTIAL)?;
+        (l, out, lock)
+    } else {
+        let l = load_sweep(&args.sweep)?;
+        let out = output_dir(&args.out, &stem(&args.sweep), "-optimise")?;
+        let lock = DirLock::take(&out, "optimise")?;
+        (l, out, lock)
+    };
     let sweep = &l.sweep;
     // Set once the settings are known; the objective only counts.
     let bar = std::sync::OnceLock::<Progress>::new();
@@ -105,46 +126,71 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
         fresh_replications: args.fresh.unwrap_or((4 * sweep.replications).max(16)),
         finalists: 5,
     };
+    let (journal, done) = if args.resume {
+        optimise_trace::resume(&out, sweep, &settings)?
+    } else {
+        super::output::remove_stale_report(&out)?;
+        optimise_trace::remove_partial(&out)?;
+        super::sweep_dir::write_inputs(&l, &out)?;
+        (
+            optimise_trace::Journal::create(&out, sweep, &settings)?,
+            Vec::new(),
+        )
+    };
     eprintln!(
-        "optimise {}: {} parameters, budget {} evaluations x {} replications, then 5 finalists x {} fresh",
+        "optimise {}: {} parameters, budget {} evaluations x {} replications, then 5 finalists x {} fresh{}",
         args.sweep.display(),
         settings.dim,
         settings.budget,
         settings.replications,
-        settings.fresh_replications
+        settings.fresh_replications,
+        if args.resume {
+            format!(" (resumed after {} recorded evaluations)", done.len())
+        } else {
+            String::new()
+        }
     );
-    let out = output_dir(&args.out, &stem(&args.sweep), "-optimise")?;
-    super::output::remove_stale_report(&out)?;
     // The search's simulations, then the finalists' and the base's on
     // fresh seeds (the search may use a few more: the total then grows).
     let planned = settings.budget * settings.replications
         + (settings.finalists as u64 + 1) * settings.fresh_replications;
-    let _ = bar.set(Progress::new("optimise", planned, "simulations"));
+    let progress = Progress::new("optimise", planned, "simulations");
+    progress.inc(done.len() as u64 * settings.replications);
+    let _ = bar.set(progress);
     // A second handler cannot be installed in one process: Ctrl-C then ends it as usual.
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    let search = optimise::optimise_until(&settings, &objective, &STOP)
-        .map_err(|e| Failure::run(format!("optimiser: {e}")))?;
+    let resume = Resume {
+        done,
+        record: &|e| journal.record(sweep, e, &STOP),
+    };
+    let search = optimise::optimise_resumed(&settings, &objective, &STOP, &resume);
     if let Some(b) = bar.get() {
         match &search {
-            Search::Done(..) => b.finish(),
-            Search::Stopped(_) => b.abandon(),
+            Ok(Search::Done(..)) => b.finish(),
+            _ => b.abandon(),
         }
     }
+    let partial = journal.path().to_path_buf();
+    journal.finish()?;
+    let search = search.map_err(|e| {
+        Failure::input(format!(
+            "{}: {e}; start the search again without --resume",
+            partial.display()
+        ))
+    })?;
     let (cands, trace) = match search {
         Search::Done(cands, trace) => (cands, trace),
         Search::Stopped(trace) => {
-            let partial = out.join("trace.partial.csv");
-            write_trace(sweep, &partial, &trace)?;
             eprintln!(
-                "interrupted after {} whole evaluations, kept in {}; optimise does not \
-                 resume: re-run it to search again",
+                "interrupted after {} whole evaluations, kept in {}; resume with: {}",
                 trace.len(),
-                partial.display()
+                partial.display(),
+                resume_command(&args, &out, &settings)
             );
             return Err(Failure::interrupted("optimise interrupted"));
         }
     };
-    write_trace(sweep, &out.join("trace.csv"), &trace)?;
+    optimise_trace::write_complete(sweep, &out, &trace)?;
     let Some(best) = cands.first().filter(|c| c.fresh_mean < INFEASIBLE) else {
         println!("no feasible point found; see {}/trace.csv", out.display());
         return Ok(());
@@ -189,28 +235,28 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Writes `trace` to `path` (trace.csv, or trace.partial.csv when stopped).
-fn write_trace(
-    sweep: &Sweep,
-    path: &std::path::Path,
-    trace: &[optimise::Evaluation],
-) -> Result<(), Failure> {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut head = vec!["evaluation".to_string(), "phase".into()];
-    head.extend(sweep.params.iter().map(|p| p.key.clone()));
-    head.push("cost".into());
-    rows.push(head);
-    for e in trace {
-        let mut r = vec![e.index.to_string(), e.phase.to_string()];
-        let c = config(sweep, &e.x);
-        r.extend(c[sweep.fixed.len()..].iter().map(|(_, v)| v.to_string()));
-        r.push(format!("{}", e.cost));
-        rows.push(r);
-    }
-    let mut f = AtomicFile::create(path.to_path_buf())?;
-    fleetsim::sweep::csvio::write_rows(&mut f, &rows)
-        .map_err(|e| Failure::run(format!("{}: {e}", path.display())))?;
-    f.commit()
+/// The command that continues an interrupted search, shell-quoted.
+fn resume_command(args: &OptimiseArgs, out: &std::path::Path, s: &Settings) -> String {
+    use fleetsim::text::shell_quote;
+    format!(
+        "fleetsim optimise {} --out {} --budget {} --fresh {} --resume",
+        shell_quote(&args.sweep.to_string_lossy()),
+        shell_quote(&out.to_string_lossy()),
+        s.budget,
+        s.fresh_replications
+    )
+}
+
+fn nothing_to_resume(args: &OptimiseArgs) -> Failure {
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/{}-optimise", stem(&args.sweep))));
+    Failure::input(format!(
+        "{}: nothing to resume (no {}): start the search without --resume",
+        dir.display(),
+        optimise_trace::PARTIAL
+    ))
 }
 
 /// A parameter value as printed: floats to 4 significant digits (the

@@ -91,7 +91,14 @@ pub struct ReplayArgs {
 
 fn import(path: &Path) -> Result<replay::Part, Failure> {
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|e| Failure::input(format!("{name}: cannot read: {e}")))?;
+    let cannot = |e: std::io::Error| Failure::input(format!("{name}: cannot read: {e}"));
+    // A named pipe is opened without waiting for a writer (limits.rs).
+    if super::limits::is_fifo(path) {
+        let mut bytes = Vec::new();
+        super::limits::read_fifo(path, replay::import::MAX_BYTES, &mut bytes).map_err(cannot)?;
+        return replay::import::read(&name, &bytes[..]).map_err(|e| Failure::input(e.to_string()));
+    }
+    let file = File::open(path).map_err(cannot)?;
     replay::import::read(&name, file).map_err(|e| Failure::input(e.to_string()))
 }
 
@@ -229,8 +236,7 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
 /// The calibrated scenario with `path`'s [policy] laid over its policy.
 fn alternative(calibrated: &str, path: &Path) -> Result<(String, fleetsim::Scenario), Failure> {
     let name = path.display().to_string();
-    let text = fs::read_to_string(path)
-        .map_err(|e| Failure::input(format!("{name}: cannot read: {e}")))?;
+    let text = super::limits::read_input_text(path)?;
     let fragment: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| Failure::input(format!("{name}: {}", e.message().trim())))?;

@@ -2,13 +2,13 @@
 
 use super::Failure;
 use super::output::{
-    AtomicFile, Loaded, SERIES_COPY, ScenarioArgs, load_scenario, output_dir, with_series_copy,
+    AtomicFile, Loaded, SERIES_COPY, ScenarioArgs, load_scenario, with_series_copy,
 };
+use super::run_dir::Staging;
 use clap::Args;
 use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv, threshold};
 use fleetsim::scenario::Override;
 use fleetsim::{Scenario, Sim, SimError};
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,21 +75,16 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         toml::to_string(&with_series_copy(&loaded.raw)).map_err(|e| Failure::run(e.to_string()))?;
     let digest = super::output::overrides_digest(&args.scenario.set, args.hours)
         .map_or(String::new(), |d| format!("-{d}"));
-    let out = output_dir(
-        &args.out,
-        &loaded.stem,
-        &format!("-seed{}{digest}", args.seed),
-    )?;
-    refuse_another_run(&out, &resolved, args.seed, args.force)?;
-    super::output::remove_stale_report(&out)?;
-    // summary.json marks a complete run: remove any old one first, so a run
-    // killed half-way never sits beside a summary that looks like its own.
-    // An earlier interruption's partial rows go too.
-    let summary_path = out.join("summary.json");
-    remove_if_present(&summary_path)?;
-    for (_, partial) in PARTIAL {
-        remove_if_present(&out.join(partial))?;
-    }
+    let target = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("out/{}-seed{}{digest}", loaded.stem, args.seed)));
+    refuse_another_run(&target, &resolved, args.seed, args.force)?;
+    // Every file is written into a fresh hidden directory beside the
+    // target, swapped in only when complete: a run that fails or is
+    // killed leaves the target as it was (run_dir.rs).
+    let staging = Staging::begin(&target)?;
+    let out = staging.path().to_path_buf();
     // Installed before the loop starts; a second handler (never, in one
     // `run`) would fail, and Ctrl-C would then end the process as usual.
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
@@ -124,17 +119,24 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     }
     let (csv, per_worker) = obs;
     csv.finish()
-        .map_err(|e| Failure::run(format!("{}: {e}", out.display())))?;
+        .map_err(|e| Failure::run(format!("{}: {e}", target.display())))?;
     per_worker
         .finish()
-        .map_err(|e| Failure::run(format!("{}: {e}", out.join("workers.csv").display())))?;
+        .map_err(|e| Failure::run(format!("{}: {e}", target.join("workers.csv").display())))?;
     let output = match result {
         Ok(output) => output,
         Err(SimError::Interrupted { at, events: n }) => {
             events.commit_as(out.join(PARTIAL[0].1))?;
             timeline.commit_as(out.join(PARTIAL[1].1))?;
             workers.commit_as(out.join(PARTIAL[2].1))?;
-            return Err(interrupted(&args, sc, &out, at.as_secs_f64(), n));
+            return Err(interrupted(
+                &args,
+                sc,
+                staging,
+                &target,
+                at.as_secs_f64(),
+                n,
+            ));
         }
         Err(e) => return Err(Failure::run(e.to_string())),
     };
@@ -143,11 +145,13 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     workers.commit()?;
     write_scenario(&out, &loaded)?;
     let json = output.summary.to_json();
-    let mut summary_file = AtomicFile::create(summary_path)?;
+    let mut summary_file = AtomicFile::create(out.join("summary.json"))?;
     summary_file
         .write_all(json.as_bytes())
         .map_err(|e| Failure::run(e.to_string()))?;
     summary_file.commit()?;
+    staging.swap_in()?;
+    let out = target;
     if args.json {
         print!("{json}");
     } else {
@@ -238,9 +242,6 @@ fn write_scenario(out: &Path, loaded: &Loaded) -> Result<(), Failure> {
         f.write_all(series.as_bytes())
             .map_err(|e| Failure::run(format!("{}: {e}", out.join(SERIES_COPY).display())))?;
         f.commit()?;
-    } else {
-        // An earlier run's copy is not this scenario's.
-        remove_if_present(&out.join(SERIES_COPY))?;
     }
     let raw = with_series_copy(&loaded.raw);
     let resolved = toml::to_string(&raw).map_err(|e| Failure::run(e.to_string()))?;
@@ -251,46 +252,51 @@ fn write_scenario(out: &Path, loaded: &Loaded) -> Result<(), Failure> {
     scenario_file.commit()
 }
 
-fn remove_if_present(path: &Path) -> Result<(), Failure> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Failure::run(format!("{}: {e}", path.display())))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Ctrl-C stopped the loop: the rows so far are kept as `*.partial.csv`,
-/// files of an earlier complete run in `out` are removed (nothing there may
-/// look complete), and the message says how to run it again. A run cannot
-/// resume half-way, but it is deterministic: the same command and seed
-/// give the same bytes.
-fn interrupted(args: &RunArgs, sc: &Scenario, out: &Path, at_s: f64, events: u64) -> Failure {
-    for stale in [
-        "events.csv",
-        "timeline.csv",
-        "workers.csv",
-        "scenario.toml",
-        SERIES_COPY,
-    ] {
-        if let Err(f) = remove_if_present(&out.join(stale)) {
-            return f;
-        }
-    }
+/// Ctrl-C stopped the loop: the rows so far are kept as `*.partial.csv`
+/// in the target, unless it holds a complete run, which is left as it was
+/// (and the partial rows are dropped); the message says how to run it
+/// again. A run cannot resume half-way, but it is deterministic: the same
+/// command and seed give the same bytes.
+fn interrupted(
+    args: &RunArgs,
+    sc: &Scenario,
+    staging: Staging,
+    out: &Path,
+    at_s: f64,
+    events: u64,
+) -> Failure {
     let mut cmd = command(args);
     if let Some(o) = &args.out {
-        cmd += &format!(" --out {}", o.display());
+        cmd += &format!(
+            " --out {}",
+            fleetsim::text::shell_quote(&o.to_string_lossy())
+        );
     }
-    eprintln!(
-        "interrupted at simulated t = {:.2} h of {:.2} h ({events} events): the rows so far are in \
-         {}/{{{},{},{}}}; no summary.json was written (the run is incomplete)",
+    let at = format!(
+        "interrupted at simulated t = {:.2} h of {:.2} h ({events} events)",
         at_s / 3600.0,
-        sc.duration.as_secs_f64() / 3600.0,
-        out.display(),
-        PARTIAL[0].1,
-        PARTIAL[1].1,
-        PARTIAL[2].1,
+        sc.duration.as_secs_f64() / 3600.0
     );
+    if super::run_dir::holds_complete_run(out) {
+        drop(staging);
+        eprintln!(
+            "{at}: the complete run already in {} is left as it was; this run's rows were \
+             dropped and no summary.json was written (the run is incomplete)",
+            out.display()
+        );
+    } else {
+        if let Err(f) = staging.swap_in() {
+            return f;
+        }
+        eprintln!(
+            "{at}: the rows so far are in {}/{{{},{},{}}}; no summary.json was written (the run \
+             is incomplete)",
+            out.display(),
+            PARTIAL[0].1,
+            PARTIAL[1].1,
+            PARTIAL[2].1,
+        );
+    }
     eprintln!(
         "runs are deterministic: restart from scratch with: {cmd} --seed {} (same seed, same bytes)",
         args.seed

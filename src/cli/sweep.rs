@@ -118,7 +118,11 @@ pub fn sweep(args: SweepArgs) -> Result<(), Failure> {
     let (l, out, _lock) = if args.resume {
         let out = sweep_dir::resume_dir(&args.out, &stem(&args.sweep))?;
         let lock = DirLock::take(&out, "sweep")?;
-        (sweep_dir::for_resume(&args.sweep, &out)?, out, lock)
+        (
+            sweep_dir::for_resume(&args.sweep, &out, sweep_dir::TRIALS)?,
+            out,
+            lock,
+        )
     } else {
         let l = load_sweep(&args.sweep)?;
         let out = output_dir(&args.out, &stem(&args.sweep), "")?;

@@ -164,12 +164,19 @@ fn nothing_to_resume(dir: &Path) -> Failure {
     ))
 }
 
-/// The sweep `--resume` continues in `out`: the stored one, once the sweep
+/// The sweep `--resume` continues in `out` (whose rows are in the file
+/// `rows`: `trials.csv`, or optimise's `trace.partial.csv`): the stored one, once the sweep
 /// file is the stored copy, the model is this build's, and the base, when
 /// it still resolves from the sweep file, resolves to the stored base.
-pub fn for_resume(sweep_path: &Path, out: &Path) -> Result<Loaded, Failure> {
-    if !exists(&out.join(TRIALS))? {
+pub fn for_resume(sweep_path: &Path, out: &Path, rows: &str) -> Result<Loaded, Failure> {
+    if !exists(&out.join(rows))? && rows == TRIALS {
         return Err(nothing_to_resume(out));
+    }
+    if !exists(&out.join(rows))? {
+        return Err(Failure::input(format!(
+            "{}: nothing to resume (no {rows}): start without --resume",
+            out.display()
+        )));
     }
     let copy = out.join(SWEEP);
     if read_input_text(&copy)? != read_input_text(sweep_path)? {

@@ -102,14 +102,14 @@ fn resolve_extends(
         let base_dir = joined.parent().map(Path::to_path_buf).unwrap_or_default();
         (text, path, base_dir)
     };
-    let base_table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
-        origin: path.clone(),
-        line: e.span().map(|s| line_of(&text, s.start)),
-        key: None,
-        reason: format!(
-            "{} (extended by {origin})",
-            e.message().trim().replace('\n', " ")
-        ),
+    let base_table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let (line, key, reason) = syntax_error(&text, &e);
+        ScenarioError {
+            origin: path.clone(),
+            line,
+            key,
+            reason: format!("{reason} (extended by {origin})"),
+        }
     })?;
     let mut merged = resolve_extends(base_table, &path, &base_dir, read_file, depth + 1)?;
     merge(&mut merged, table);
@@ -159,6 +159,54 @@ pub fn find_key_line(text: &str, key: &str) -> Option<usize> {
     None
 }
 
+/// A TOML syntax error as (line, key, reason): the key is the dotted key
+/// the error's line sets (its `[section]` header above, and the text before
+/// `=`), so "duplicate key" or an out-of-range integer names it.
+pub fn syntax_error(text: &str, e: &toml::de::Error) -> (Option<usize>, Option<String>, String) {
+    let reason = e.message().trim().replace('\n', " ");
+    let Some(span) = e.span() else {
+        return (None, None, reason);
+    };
+    let line = line_of(text, span.start);
+    (Some(line), key_on_line(text, line), reason)
+}
+
+/// The dotted key that line `n` (1-based) of `text` sets, if it sets one.
+pub fn key_on_line(text: &str, n: usize) -> Option<String> {
+    let mut section = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        let header = l
+            .strip_prefix("[[")
+            .and_then(|h| h.strip_suffix("]]"))
+            .or_else(|| l.strip_prefix('[').and_then(|h| h.strip_suffix(']')));
+        if let Some(h) = header {
+            section = h.trim().to_string();
+            if i + 1 == n {
+                return Some(section).filter(|s| !s.is_empty());
+            }
+            continue;
+        }
+        if i + 1 == n {
+            let (k, _) = l.split_once('=')?;
+            let k: String = k
+                .split('.')
+                .map(|p| p.trim().trim_matches('"'))
+                .collect::<Vec<_>>()
+                .join(".");
+            if k.is_empty() || k.starts_with('#') {
+                return None;
+            }
+            return Some(if section.is_empty() {
+                k
+            } else {
+                format!("{section}.{k}")
+            });
+        }
+    }
+    None
+}
+
 /// A scenario file's TOML with its `extends` chain laid in, before any
 /// default or override: what the files set, for telling a user which
 /// mechanisms run on defaults they never wrote.
@@ -167,11 +215,14 @@ pub fn resolved_table(
     origin: &str,
     read_file: &mut dyn FnMut(&str) -> Result<String, String>,
 ) -> Result<toml::Table, ScenarioError> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
-        origin: origin.to_string(),
-        line: e.span().map(|s| line_of(text, s.start)),
-        key: None,
-        reason: e.message().trim().replace('\n', " "),
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let (line, key, reason) = syntax_error(text, &e);
+        ScenarioError {
+            origin: origin.to_string(),
+            line,
+            key,
+            reason,
+        }
     })?;
     resolve_extends(table, origin, Path::new(""), read_file, 0)
 }
@@ -205,7 +256,15 @@ pub fn load_raw(
         key,
         reason,
     };
-    let mut table = resolved_table(text, origin, read_file)?;
+    // Every file the extends chain read, so an error in one of them is
+    // located there (its name and line), not in the file that extends it.
+    let mut extended: Vec<(String, String)> = Vec::new();
+    let mut reading = |p: &str| {
+        let t = read_file(p)?;
+        extended.push((p.to_string(), t.clone()));
+        Ok(t)
+    };
+    let mut table = resolved_table(text, origin, &mut reading)?;
     for o in overrides {
         apply(&mut table, o).map_err(|r| err(None, Some(o.key.clone()), format!("--set: {r}")))?;
     }
@@ -221,6 +280,21 @@ pub fn load_raw(
             let mut reason = e.inner().message().trim().replace('\n', " ");
             if from_set {
                 reason.push_str(" (from --set)");
+            }
+            let inherited = (line.is_none() && !from_set)
+                .then(|| {
+                    extended
+                        .iter()
+                        .find_map(|(p, t)| find_key_line(t, &key).map(|l| (p, l)))
+                })
+                .flatten();
+            if let Some((path, l)) = inherited {
+                return ScenarioError {
+                    origin: path.clone(),
+                    line: Some(l),
+                    key: Some(key),
+                    reason: format!("{reason} (extended by {origin})"),
+                };
             }
             err(line, Some(key).filter(|k| k != "."), reason)
         })?;

@@ -58,20 +58,43 @@ pub struct Settings {
 /// `cost(x, replication)` for one replication; the optimiser averages.
 pub type Objective<'a> = dyn Fn(Option<&[f64]>, u64) -> f64 + Sync + 'a;
 
+/// Called with each new whole evaluation, in order, as it is recorded
+/// (the CLI appends it to `trace.partial.csv`).
+pub type Record<'a> = dyn Fn(&Evaluation) + Sync + 'a;
+
+/// What a resumed search starts from: the whole evaluations an earlier,
+/// interrupted search recorded, in order. The search is deterministic, so
+/// it asks for the same points again: each is answered with its recorded
+/// cost instead of simulations, until the record runs out.
+pub struct Resume<'a> {
+    pub done: Vec<Evaluation>,
+    pub record: &'a Record<'a>,
+}
+
+/// The search phases, in order: the names `trace.csv` carries.
+pub const PHASES: [&str; 3] = ["screen", "swarm", "polish"];
+
 struct Problem<'a> {
     objective: &'a Objective<'a>,
     replications: Vec<u64>,
     trace: &'a Mutex<Vec<Evaluation>>,
     phase: &'static str,
     stop: &'a AtomicBool,
+    resume: &'a Resume<'a>,
+    /// Raised when the search asks for another point than the record's:
+    /// the record is not this search's (it then stops like `stop`).
+    diverged: &'a AtomicBool,
 }
 
 impl Problem<'_> {
     fn mean(&self, x: &[f64]) -> f64 {
         use rayon::prelude::*;
         let clamped: Vec<f64> = x.iter().map(|v| v.clamp(0.0, 1.0)).collect();
-        if self.stop.load(Ordering::Relaxed) {
+        if self.stop.load(Ordering::Relaxed) || self.diverged.load(Ordering::Relaxed) {
             return INFEASIBLE; // stopped: the search runs out, unrecorded
+        }
+        if let Some(cost) = self.replayed(&clamped) {
+            return cost;
         }
         let costs: Vec<f64> = self
             .replications
@@ -89,13 +112,28 @@ impl Problem<'_> {
         };
         let mut t = self.trace.lock().expect("trace lock");
         let index = t.len() as u64;
-        t.push(Evaluation {
+        let e = Evaluation {
             index,
             phase: self.phase,
             x: clamped,
             cost,
-        });
+        };
+        (self.resume.record)(&e);
+        t.push(e);
         cost
+    }
+
+    /// The recorded cost of the next evaluation, when a resumed search
+    /// still replays its record; `None` once it is past it (or diverged).
+    fn replayed(&self, x: &[f64]) -> Option<f64> {
+        let mut t = self.trace.lock().expect("trace lock");
+        let e = self.resume.done.get(t.len())?;
+        if e.phase != self.phase || e.x != x {
+            self.diverged.store(true, Ordering::SeqCst);
+            return Some(INFEASIBLE);
+        }
+        t.push(e.clone());
+        Some(e.cost)
     }
 }
 
@@ -136,15 +174,56 @@ pub fn optimise_until(
     objective: &Objective,
     stop: &AtomicBool,
 ) -> Result<Search, Error> {
+    let resume = Resume {
+        done: Vec::new(),
+        record: &|_| (),
+    };
+    optimise_resumed(s, objective, stop, &resume)
+}
+
+/// `optimise_until`, replaying `resume.done` first and handing every new
+/// whole evaluation to `resume.record`. A record the search does not ask
+/// for point by point (another sweep or settings) is an error naming the
+/// first evaluation that differs.
+pub fn optimise_resumed(
+    s: &Settings,
+    objective: &Objective,
+    stop: &AtomicBool,
+    resume: &Resume,
+) -> Result<Search, Error> {
+    let diverged = AtomicBool::new(false);
+    let result = search(s, objective, stop, resume, &diverged)?;
+    if diverged.load(Ordering::SeqCst) {
+        let n = match &result {
+            Search::Done(_, t) | Search::Stopped(t) => t.len(),
+        };
+        return Err(Error::msg(format!(
+            "the recorded evaluation {n} is not the point this search asks for next \
+             (another sweep file, budget or build wrote it)"
+        )));
+    }
+    Ok(result)
+}
+
+fn search(
+    s: &Settings,
+    objective: &Objective,
+    stop: &AtomicBool,
+    resume: &Resume,
+    diverged: &AtomicBool,
+) -> Result<Search, Error> {
     let trace = Mutex::new(Vec::new());
     let reps: Vec<u64> = (0..s.replications).collect();
-    let problem = |phase| Problem {
+    let problem = |phase: &'static str| Problem {
         objective,
         replications: reps.clone(),
         trace: &trace,
         phase,
         stop,
+        resume,
+        diverged,
     };
+    let stop = &StopEither(stop, diverged);
     let stopped = |trace: Mutex<Vec<Evaluation>>| {
         Ok(Search::Stopped(trace.into_inner().expect("trace lock")))
     };
@@ -200,6 +279,15 @@ pub fn optimise_until(
         return Ok(Search::Stopped(evaluations));
     }
     Ok(Search::Done(candidates, evaluations))
+}
+
+/// The interruption flag or the divergence flag: the search stops on either.
+struct StopEither<'a>(&'a AtomicBool, &'a AtomicBool);
+
+impl StopEither<'_> {
+    fn load(&self, o: Ordering) -> bool {
+        self.0.load(o) || self.1.load(o)
+    }
 }
 
 fn best_of(ev: &[Evaluation]) -> Vec<f64> {

@@ -108,6 +108,16 @@ pub fn validate(raw: &RawSweep) -> Result<Sweep, (String, String)> {
             format!("must be a positive number of hours, got {h}"),
         ));
     }
+    // The scenario's own bound on run.duration_h, checked here so a sweep
+    // with an impossible length fails before any trial (not in each row).
+    if let Some(h) = raw.hours
+        && h > 10.0 * 365.0 * 24.0
+    {
+        return Err(err(
+            "hours",
+            format!("{h:e} hours is longer than ten years"),
+        ));
+    }
     if raw.params.is_empty() {
         return Err(err("param", "a sweep needs at least one [[param]]"));
     }

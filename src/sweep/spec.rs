@@ -35,10 +35,9 @@ pub fn parse(text: &str) -> Result<(RawSweep, super::Sweep), SweepError> {
         key: Some(key.to_string()),
         reason,
     };
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| SweepError {
-        line: e.span().map(|s| text[..s.start].matches('\n').count() + 1),
-        key: None,
-        reason: e.message().trim().to_string(),
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let (line, key, reason) = crate::scenario::load::syntax_error(text, &e);
+        SweepError { line, key, reason }
     })?;
     let raw: RawSweep =
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {

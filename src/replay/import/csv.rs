@@ -48,13 +48,9 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     Ok(Part::new(source, events))
 }
 
-/// For each of `COLUMNS`, its position in the header.
-fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usize>>, ImportError> {
-    let index: Vec<Option<usize>> = COLUMNS
-        .iter()
-        .map(|c| header.iter().position(|h| h == *c))
-        .collect();
-    // A column named twice: which one a reader takes is a guess.
+/// A column named twice: which one a reader takes is a guess, so the
+/// header is refused (also the RSS series' reader's).
+pub fn refuse_duplicate_columns(name: &str, header: &csv::StringRecord) -> Result<(), ImportError> {
     for (i, h) in header.iter().enumerate() {
         if let Some(j) = header.iter().skip(i + 1).position(|o| o == h) {
             return Err(ImportError::row(
@@ -69,6 +65,16 @@ fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usi
             ));
         }
     }
+    Ok(())
+}
+
+/// For each of `COLUMNS`, its position in the header.
+fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usize>>, ImportError> {
+    let index: Vec<Option<usize>> = COLUMNS
+        .iter()
+        .map(|c| header.iter().position(|h| h == *c))
+        .collect();
+    refuse_duplicate_columns(name, header)?;
     for r in REQUIRED {
         if header.iter().all(|h| h != r) {
             return Err(ImportError::row(

@@ -105,9 +105,15 @@ fn pod_kills(pod: &Value) -> Vec<Kill> {
             let Some(term) = c.get(state).and_then(|s| s.get("terminated")) else {
                 continue;
             };
-            if text(term, &["reason"]).as_deref() == Some("OOMKilled")
-                && let Some(at) = text(term, &["finishedAt"])
-            {
+            if text(term, &["reason"]).as_deref() == Some("OOMKilled") {
+                // A kill without its time as text is a misread file, not
+                // no kill: its `finishedAt` (any JSON) goes to the clock
+                // reader, which names what it got.
+                let at = match term.get("finishedAt") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => format!("finishedAt {other}"),
+                    None => "no finishedAt".to_string(),
+                };
                 out.push((name.clone(), None, at));
             }
         }

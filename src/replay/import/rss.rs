@@ -24,6 +24,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         .headers()
         .map_err(|e| super::csv::error(name, &e))?
         .clone();
+    super::csv::refuse_duplicate_columns(name, &header)?;
     let col = |c: &str| header.iter().position(|h| h == c);
     let (Some(ts_i), Some(worker_i), Some(rss_i)) = (col("ts"), col("worker"), col("rss_mb"))
     else {
@@ -80,6 +81,13 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             requests,
             origin: Origin { source: 0, line },
         });
+    }
+    if part.series.samples.is_empty() {
+        return Err(ImportError::row(
+            name,
+            1,
+            "a header and no rows: nothing was recorded",
+        ));
     }
     part.source.time_base = ts.base();
     part.source.samples = part.series.samples.len();

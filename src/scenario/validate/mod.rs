@@ -265,6 +265,14 @@ fn workload(
     w: &RawWorkload,
     series: Option<Vec<(SimTime, f64)>>,
 ) -> Result<Workload, (String, String)> {
+    // The diurnal keys are checked under every profile: a NaN or an hour
+    // of 1e308 is a mistake even where the profile does not read it.
+    finite("workload.peak_to_trough", w.peak_to_trough)?;
+    if w.peak_to_trough < 1.0 {
+        fail("workload.peak_to_trough", "must be >= 1 (peak over trough)")?;
+    }
+    hour("workload.peak_hour", w.peak_hour)?;
+    hour("workload.start_hour", w.start_hour)?;
     let profile = match w.profile {
         ProfileKind::Constant => {
             positive("workload.rps", w.rps)?;
@@ -272,12 +280,6 @@ fn workload(
         }
         ProfileKind::Diurnal => {
             positive("workload.rps", w.rps)?;
-            finite("workload.peak_to_trough", w.peak_to_trough)?;
-            if w.peak_to_trough < 1.0 {
-                fail("workload.peak_to_trough", "must be >= 1 (peak over trough)")?;
-            }
-            hour("workload.peak_hour", w.peak_hour)?;
-            hour("workload.start_hour", w.start_hour)?;
             RateProfile::Diurnal {
                 mean_rps: w.rps,
                 amplitude: (w.peak_to_trough - 1.0) / (w.peak_to_trough + 1.0),
