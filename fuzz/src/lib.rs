@@ -328,6 +328,13 @@ const KEYS: &[(&str, Gen)] = &[
 /// small fleet, few enough that an execution takes milliseconds.
 pub const SIM_MAX_EVENTS: u64 = 30_000;
 
+/// Events times worker structs one `sim` execution may check: the
+/// invariant checker visits every worker after every event, so a fleet of
+/// thousands got its 30,000 events in seconds (an input that took 2.2 s
+/// alone and 13 s beside a build, a libFuzzer timeout though nothing hung).
+/// Big fleets get fewer events, so an execution stays in milliseconds.
+pub const SIM_MAX_WORK: u64 = 3_000_000;
+
 fn draw(u: &mut Unstructured, g: &Gen) -> arbitrary::Result<toml::Value> {
     Ok(match g {
         Bool => toml::Value::Boolean(u.arbitrary()?),
@@ -385,10 +392,13 @@ pub fn sim(data: &[u8]) {
             .collect();
         eprintln!("sim input: --seed {seed} --set {}", shown.join(" --set "));
     }
-    let sc = match load(DEFAULT_SCENARIO, "<fuzz sim>", &sets, &mut fake_files) {
+    let mut sc = match load(DEFAULT_SCENARIO, "<fuzz sim>", &sets, &mut fake_files) {
         Ok((_, sc)) => sc,
         Err(e) => return one_line("sim scenario", &e.to_string()),
     };
+    // Every worker struct, spares included (spawn-then-exit doubles them).
+    let structs = 2 * sc.fleet.workers().max(1) as u64;
+    sc.max_events = sc.max_events.min((SIM_MAX_WORK / structs).max(100));
     let mut obs = CsvObserver::new(
         std::io::sink(),
         std::io::sink(),
