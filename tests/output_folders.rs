@@ -6,27 +6,10 @@
 
 mod common;
 
-use common::TempDir;
+use common::{TempDir, fleetsim_in, ok};
 use std::fs;
 use std::path::Path;
 use std::process::Command;
-
-fn fleetsim_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
-        .current_dir(dir)
-        .arg("--quiet")
-        .args(args)
-        .output()
-        .expect("runs");
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (o.status.code(), s(&o.stdout), s(&o.stderr))
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let (code, out, err) = fleetsim_in(dir, args);
-    assert_eq!(code, Some(0), "{args:?}: {err}");
-    out
-}
 
 fn folders(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)

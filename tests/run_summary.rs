@@ -8,30 +8,13 @@
 
 mod common;
 
-use common::TempDir;
+use common::{TempDir, fleetsim_in, ok};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fleetsim_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
-        .current_dir(dir)
-        .arg("--quiet")
-        .args(args)
-        .output()
-        .expect("runs");
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (o.status.code(), s(&o.stdout), s(&o.stderr))
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let (code, out, err) = fleetsim_in(dir, args);
-    assert_eq!(code, Some(0), "{args:?}: {err}");
-    out
 }
 
 fn summary(dir: &Path) -> serde_json::Value {

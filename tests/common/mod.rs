@@ -187,3 +187,22 @@ pub const PLAIN_FLEET: &[&str] = &[
     "workload.profile=constant",
     "policy.busy_deferral=false",
 ];
+
+/// Runs the built `fleetsim --quiet ARGS` in `dir`: exit code, stdout, stderr.
+pub fn fleetsim_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .current_dir(dir)
+        .arg("--quiet")
+        .args(args)
+        .output()
+        .expect("runs");
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code(), s(&o.stdout), s(&o.stderr))
+}
+
+/// `fleetsim_in` that must exit 0; its stdout.
+pub fn ok(dir: &std::path::Path, args: &[&str]) -> String {
+    let (code, out, err) = fleetsim_in(dir, args);
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    out
+}
