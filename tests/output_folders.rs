@@ -9,7 +9,6 @@ mod common;
 use common::{TempDir, fleetsim_in, ok};
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 fn folders(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)

@@ -11,7 +11,6 @@ mod common;
 use common::{TempDir, fleetsim_in, ok};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
