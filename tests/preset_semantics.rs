@@ -305,3 +305,59 @@ fn granian_respawns_on_one_sample_over_the_limit() {
         |m: &Metrics| m.recycles.iter().map(|r| r.margin_mb).sum::<f64>() / m.recycles.len() as f64;
     assert!(mean(&m) < mean(&m3), "{} vs {}", mean(&m), mean(&m3));
 }
+
+/// uvicorn alone: each worker's limit is 1000 + randint(0, 100), drawn once
+/// per process, and nothing is preloaded (workers are spawned, not forked
+/// from a loaded master). The undici client drops a connection idle for
+/// 4 s, before uvicorn's 5 s keep-alive closes it: without that, nearly
+/// every request on an idle connection races the server's close.
+#[test]
+fn uvicorn_limits_requests_per_process_and_its_client_outlasts_no_idle_close() {
+    let sc = preset("uvicorn-max-requests", &[]);
+    // No preload: nothing shared with the master, which holds only its own 30 MB.
+    assert_eq!((sc.fleet.shared_mb, sc.fleet.master_mb), (0.0, 30.0));
+    let (s, m, _) = run(&sc, 1);
+    assert!(m.recycles.len() > 20);
+    let requests: Vec<u64> = m.recycles.iter().map(|r| r.requests).collect();
+    assert!(
+        requests.iter().all(|&n| (1000..=1100).contains(&n)),
+        "{requests:?}"
+    );
+    // The jitter spreads the limits over the whole range.
+    let (lo, hi) = (
+        requests.iter().min().unwrap(),
+        requests.iter().max().unwrap(),
+    );
+    assert!(hi - lo > 60, "{lo}..{hi}");
+    // The client's own idle timeout is what keeps the idle race away.
+    let (s_race, _, _) = run(
+        &preset(
+            "uvicorn-max-requests",
+            &["client.client_idle_timeout_s=inf"],
+        ),
+        1,
+    );
+    assert!(
+        s_race.retry_ok > 100 * (s.retry_ok + 1),
+        "{} vs {}",
+        s_race.retry_ok,
+        s.retry_ok
+    );
+}
+
+/// Octane on RoadRunner: 500 + 500 x (0..14) / 100 requests, and a proxy
+/// that owns every client connection, so a recycle resets nothing.
+#[test]
+fn octane_roadrunner_jitters_up_to_14_percent_and_resets_nothing() {
+    let sc = preset("octane-roadrunner", &[]);
+    let (s, m, _) = run(&sc, 1);
+    assert!(m.recycles.len() > 50);
+    assert!(m.recycles.iter().all(|r| (500..=570).contains(&r.requests)));
+    assert_eq!(s.retry_ok + s.fetch_failed, 0);
+    // The same fleet with the seeds' pooled keep-alive client resets.
+    let (pooled, _, _) = run(
+        &preset("octane-roadrunner", &["client.connections=pooled"]),
+        1,
+    );
+    assert!(pooled.retry_ok > 0);
+}

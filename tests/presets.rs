@@ -98,6 +98,22 @@ fn plausible(name: &str, s: &Summary, seeds_default: &Summary) {
             assert_eq!(s.requests_per_worker_min, Some(500.0));
             assert_eq!(s.requests_per_worker_max, Some(500.0));
         }
+        "uvicorn-max-requests" => {
+            // 1000 + randint(0, 100); the undici client drops idle
+            // connections (4 s) before uvicorn's 5 s keep-alive does.
+            assert!(all_by(s.count("recycles_max_requests")));
+            assert!(s.requests_per_worker_min >= Some(1000.0));
+            assert!(s.requests_per_worker_max <= Some(1100.0));
+            assert!(s.retry_ok < seeds_default.retry_ok / 10, "{}", s.retry_ok);
+        }
+        "octane-roadrunner" => {
+            // RoadRunner's 500 + 0-14 % and a Go proxy that owns the
+            // client's connections: no stale reset at all.
+            assert!(all_by(s.count("recycles_max_requests")));
+            assert!(s.requests_per_worker_min >= Some(500.0));
+            assert!(s.requests_per_worker_max <= Some(570.0));
+            assert_eq!(s.retry_ok + s.fetch_failed, 0);
+        }
         "uwsgi-reload-on-rss" => {
             assert!(all_by(
                 s.count("recycles_rss_limit") + s.count("recycles_max_requests")

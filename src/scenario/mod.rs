@@ -150,6 +150,8 @@ pub enum Connections {
         per_instance: u32,
         /// The server closes a connection idle this long; `None`: never.
         server_keepalive: Option<SimTime>,
+        /// The client closes a connection idle this long; `None`: never.
+        client_idle_timeout: Option<SimTime>,
     },
     Close,
 }

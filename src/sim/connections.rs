@@ -21,6 +21,11 @@
 //!   A request sent on a closed connection within `stale_window_s` of the
 //!   close is reset (the client has not seen the FIN) and retried on the
 //!   same connection, reopened; later, the client reconnects without error.
+//! - The client drops a connection it has left idle for
+//!   `client_idle_timeout_s` (undici's `keepAliveTimeout`, 4 s) and opens a
+//!   new one for its next request: a server close it never reused the
+//!   connection after costs nothing, so a server keep-alive longer than
+//!   the client's causes no idle race.
 //!
 //! The fleet's balancer still picks the instance; this model decides the
 //! worker. `connections = "pooled"` (the seeds' model, `traffic.rs`) sends
@@ -56,6 +61,8 @@ struct Conn {
 pub(super) struct Pinned {
     per_instance: u32,
     keepalive: Option<SimTime>,
+    /// The client's own idle timeout.
+    client_idle: Option<SimTime>,
     /// Instance-major: connection `c` belongs to instance `c / per_instance`.
     conns: Vec<Conn>,
     /// The client's round-robin cursor per instance.
@@ -73,6 +80,7 @@ impl Pinned {
         let Connections::Pinned {
             per_instance,
             server_keepalive,
+            client_idle_timeout,
         } = sc.client.connections
         else {
             return None;
@@ -81,6 +89,7 @@ impl Pinned {
         Some(Pinned {
             per_instance,
             keepalive: server_keepalive,
+            client_idle: client_idle_timeout,
             conns: (0..n)
                 .map(|_| Conn {
                     owner: NONE,
@@ -162,7 +171,7 @@ impl<O: Observer> Sim<'_, O> {
         let i = self.conn_instance(c);
         let stale_window = self.sc.client.stale_window;
         let p = self.pinned.as_mut().expect("pinned model");
-        let keepalive = p.keepalive;
+        let (keepalive, client_idle) = (p.keepalive, p.client_idle);
         let conn = &mut p.conns[c as usize];
         debug_assert!(!conn.busy);
         if conn.owner != NONE {
@@ -170,9 +179,11 @@ impl<O: Observer> Sim<'_, O> {
             if let Some(k) = keepalive {
                 closed = closed.min(conn.last_used + k);
             }
-            if t >= closed {
+            // The client dropped the connection itself, idle: a new one.
+            let dropped = client_idle.is_some_and(|k| t >= conn.last_used + k);
+            if dropped || t >= closed {
                 conn.owner = NONE;
-                if t < closed + stale_window {
+                if !dropped && t < closed + stale_window {
                     self.instances[i as usize].outstanding -= 1;
                     self.connection_error(t, i, req);
                     return;

@@ -298,6 +298,10 @@ pub struct RawClient {
     /// `--keepalive`, 2 s, is UvicornWorker's `timeout_keep_alive`; uvicorn
     /// alone: 5 s); `inf`: never.
     pub server_keepalive_s: f64,
+    /// `pinned`: the client closes its own connection idle this long and
+    /// opens a new one for its next request (undici's `keepAliveTimeout`,
+    /// 4 s); a server close later than this is never seen; `inf`: never.
+    pub client_idle_timeout_s: f64,
 }
 
 /// How the client's requests reach a worker.
@@ -327,6 +331,7 @@ impl Default for RawClient {
             connections: ConnectionsKind::Pooled,
             conns_per_instance: 16,
             server_keepalive_s: f64::INFINITY,
+            client_idle_timeout_s: f64::INFINITY,
         }
     }
 }

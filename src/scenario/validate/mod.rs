@@ -368,15 +368,17 @@ fn connections(c: &RawClient) -> Result<Connections, (String, String)> {
                 1,
                 100_000,
             )?;
-            let keepalive = c.server_keepalive_s;
-            let server_keepalive = if keepalive == f64::INFINITY {
-                None
-            } else {
-                Some(positive_duration("client.server_keepalive_s", keepalive)?)
+            let idle = |key: &str, s: f64| {
+                if s == f64::INFINITY {
+                    Ok(None)
+                } else {
+                    positive_duration(key, s).map(Some)
+                }
             };
             Connections::Pinned {
                 per_instance: c.conns_per_instance,
-                server_keepalive,
+                server_keepalive: idle("client.server_keepalive_s", c.server_keepalive_s)?,
+                client_idle_timeout: idle("client.client_idle_timeout_s", c.client_idle_timeout_s)?,
             }
         }
     })
