@@ -361,3 +361,64 @@ fn octane_roadrunner_jitters_up_to_14_percent_and_resets_nothing() {
     );
     assert!(pooled.retry_ok > 0);
 }
+
+/// Celery reads the child's peak RSS (`ru_maxrss`) after every task: a
+/// task's working set, freed after it, still counts. With transient working
+/// sets, children go while their RSS is below the limit; by RSS now (the
+/// contrast) they would not.
+#[test]
+fn celery_recycles_on_the_peak_not_on_rss_now() {
+    let sets = ["fleet.leak.transient_mean_mb=20"];
+    let sc = preset("celery-max-memory", &sets);
+    let (s, m, _) = run(&sc, 1);
+    assert!(m.recycles.len() > 100);
+    // The margin is the peak's over the limit: never negative.
+    assert!(m.recycles.iter().all(|r| r.margin_mb >= 0.0));
+    let below = m.recycles.iter().filter(|r| r.rss_mb < 500.0).count();
+    assert!(
+        below * 2 > m.recycles.len(),
+        "{below} of {}",
+        m.recycles.len()
+    );
+    let (s_rss, m_rss, _) = run(
+        &preset("celery-max-memory", &[sets[0], "policy.rss_measure=rss"]),
+        1,
+    );
+    assert!(m_rss.recycles.iter().all(|r| r.rss_mb >= 500.0));
+    assert!(
+        s.recycles > 3 * s_rss.recycles,
+        "{} vs {}",
+        s.recycles,
+        s_rss.recycles
+    );
+    // Without transients the peak is the RSS (it never falls here).
+    let (_, m0, _) = run(&preset("celery-max-memory", &[]), 1);
+    assert!(m0.recycles.iter().all(|r| r.rss_mb >= 500.0));
+}
+
+#[test]
+fn transient_working_sets_are_refused_where_they_cannot_be_drawn() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let path = dir.join("celery-max-memory.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut read = |rel: &str| std::fs::read_to_string(dir.join(rel)).map_err(|e| e.to_string());
+    for (sets, says) in [
+        (
+            vec!["fleet.leak.transient_mean_mb=20", "engine.mode=aggregate"],
+            "needs [engine] mode = \"exact\"",
+        ),
+        (
+            vec!["fleet.leak.transient_mean_mb=-1"],
+            "fleet.leak.transient_mean_mb",
+        ),
+    ] {
+        let sets: Vec<_> = sets.iter().map(|s| parse_override(s).unwrap()).collect();
+        let e = load(&text, "celery.toml", &sets, &mut read)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("fleet.leak.transient_mean_mb") && e.contains(says),
+            "{e}"
+        );
+    }
+}

@@ -106,6 +106,12 @@ fn plausible(name: &str, s: &Summary, seeds_default: &Summary) {
             assert!(s.requests_per_worker_max <= Some(1100.0));
             assert!(s.retry_ok < seeds_default.retry_ok / 10, "{}", s.retry_ok);
         }
+        "celery-max-memory" => {
+            // ru_maxrss after every task, one limit for every child, and
+            // tasks that come through pipes: no reset.
+            assert!(all_by(s.count("recycles_rss_limit")));
+            assert_eq!(s.retry_ok + s.fetch_failed, 0);
+        }
         "octane-roadrunner" => {
             // RoadRunner's 500 + 0-14 % and a Go proxy that owns the
             // client's connections: no stale reset at all.

@@ -56,6 +56,9 @@ pub struct Worker {
     /// worker only for the part of a step it served).
     pub serving_since: SimTime,
     pub rss_mb: f64,
+    /// The highest RSS of this generation's life, a request's transient
+    /// working set included (the `peak` measure).
+    pub peak_mb: f64,
     /// Pages of `rss_mb` still shared with the master: `fleet.shared_mb`
     /// at fork, less what copy-on-write has unshared since (`fleet::cow`).
     pub shared_mb: f64,

@@ -194,14 +194,21 @@ pub enum RssMeasure {
     /// `reload-on-pss`, `core/utils.c`, master branch; a worker's remaining
     /// shared pages are taken as shared by every process alike).
     Pss,
+    /// The highest RSS of the process's life (`ru_maxrss`), which a
+    /// request's transient working set raises (Celery's
+    /// `worker_max_memory_per_child`, checked after each task: billiard
+    /// `pool.py:378-385`, `mem_rss` in `compat.py:275-279`).
+    Peak,
 }
 
 impl RssMeasure {
     /// What to subtract from RSS to get the measure, for a worker whose
-    /// `shared_mb` pages are shared by `sharers` processes.
-    pub fn offset_mb(self, shared_mb: f64, sharers: usize) -> f64 {
+    /// `shared_mb` pages are shared by `sharers` processes and whose peak
+    /// is `peak_above_mb` over its RSS now.
+    pub fn offset_mb(self, shared_mb: f64, sharers: usize, peak_above_mb: f64) -> f64 {
         match self {
             RssMeasure::Rss => 0.0,
+            RssMeasure::Peak => -peak_above_mb,
             RssMeasure::Private => shared_mb,
             RssMeasure::Pss => shared_mb - shared_mb / sharers.max(1) as f64,
         }

@@ -113,6 +113,9 @@ pub struct Fleet {
     pub graceful_timeout: SimTime,
     pub warm_start: bool,
     pub leak: LeakModel,
+    /// Mean transient working set of a request, MB (0 = none): raises a
+    /// worker's peak RSS, not its RSS (`policy.rss_measure = "peak"`).
+    pub transient_mean_mb: f64,
     /// Fleet-wide memory surges (`[fleet.leak.surge]`); `None` when off.
     pub surge: Option<Surge>,
 }

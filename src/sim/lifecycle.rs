@@ -83,6 +83,7 @@ impl<O: Observer> Sim<'_, O> {
             spawned_at: SimTime::ZERO,
             serving_since: SimTime::ZERO,
             rss_mb: f.boot_rss_mb,
+            peak_mb: f.boot_rss_mb,
             shared_mb: f.shared_mb,
             limit_mb: d.limit_mb,
             velocity_mb_per_request: d.velocity,
@@ -116,6 +117,7 @@ impl<O: Observer> Sim<'_, O> {
             self.age(&mut worker, w);
         }
         worker.shared_mb = self.shared_at(worker.requests);
+        worker.peak_mb = worker.rss_mb;
         if let Some(life) = d.lifetime {
             // A warm worker is part-way through its life as well.
             let u = open01(&mut rng::keyed(
@@ -248,6 +250,13 @@ impl<O: Observer> Sim<'_, O> {
             let rss = self.workers[w as usize].rss_mb + d;
             self.set_rss(t, w, rss);
         }
+        let transient = self.sc.fleet.transient_mean_mb;
+        if transient > 0.0 {
+            // The request's working set sat on top of what it leaves behind.
+            let worker = &mut self.workers[w as usize];
+            let x = -open01(&mut worker.noise).ln() * transient;
+            worker.peak_mb = worker.peak_mb.max(worker.rss_mb + x);
+        }
         if self.sc.fleet.cow.is_some() {
             self.unshare(w);
         }
@@ -281,6 +290,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         worker.rss_changed_at = t;
         worker.rss_mb = rss;
+        worker.peak_mb = worker.peak_mb.max(rss);
         if rss >= hard && worker.over_ceiling_since.is_none() {
             worker.over_ceiling_since = Some(t);
         }
@@ -409,6 +419,7 @@ impl<O: Observer> Sim<'_, O> {
             // A new generation, so events of the exited process are ignored.
             worker.generation += 1;
             worker.rss_mb = self.sc.fleet.boot_rss_mb;
+            worker.peak_mb = worker.rss_mb;
             worker.shared_mb = self.sc.fleet.shared_mb;
             self.recompute_private(i);
         } else {
@@ -427,6 +438,7 @@ impl<O: Observer> Sim<'_, O> {
         worker.generation = generation;
         worker.spawned_at = t;
         worker.rss_mb = f.boot_rss_mb;
+        worker.peak_mb = f.boot_rss_mb;
         worker.shared_mb = f.shared_mb;
         worker.limit_mb = d.limit_mb;
         worker.velocity_mb_per_request = d.velocity;

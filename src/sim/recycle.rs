@@ -169,16 +169,16 @@ impl<O: Observer> Sim<'_, O> {
         let worker = &self.workers[w as usize];
         let sharers = match measure {
             RssMeasure::Pss => 1 + self.live_workers(worker.instance),
-            RssMeasure::Rss | RssMeasure::Private => 1,
+            RssMeasure::Rss | RssMeasure::Private | RssMeasure::Peak => 1,
         };
-        measure.offset_mb(worker.shared_mb, sharers)
+        measure.offset_mb(worker.shared_mb, sharers, worker.peak_mb - worker.rss_mb)
     }
 
     /// The same offset for a worker that has served `n` requests, in a
     /// full instance (the window's start).
     pub(super) fn offset_at(&self, n: u64) -> f64 {
         let sharers = 1 + self.sc.fleet.workers_per_instance;
-        (self.sc.policy.triggers.rss_measure).offset_mb(self.shared_at(n), sharers)
+        (self.sc.policy.triggers.rss_measure).offset_mb(self.shared_at(n), sharers, 0.0)
     }
 
     /// The processes of instance `i` other than its master.

@@ -160,6 +160,9 @@ pub struct RawLeak {
     pub step_probability: f64,
     /// Mean size of such a step (exponentially distributed).
     pub step_mean_mb: f64,
+    /// Mean working set a request holds while it runs and frees after
+    /// (exponentially distributed; 0 = none): seen by the `peak` measure.
+    pub transient_mean_mb: f64,
     /// Fleet-wide memory surges; absent (off) unless the table is given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub surge: Option<RawSurge>,
@@ -206,6 +209,7 @@ impl Default for RawLeak {
             warmup_requests: 100.0,
             step_probability: 0.0,
             step_mean_mb: 0.0,
+            transient_mean_mb: 0.0,
             surge: None,
         }
     }

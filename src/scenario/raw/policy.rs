@@ -120,6 +120,9 @@ pub enum RssMeasureKind {
     /// Proportional set size: private pages plus each shared page divided
     /// by the processes sharing it (uWSGI `reload-on-pss`, master branch).
     Pss,
+    /// The highest RSS of the process's life, a request's transient working
+    /// set included (Celery's `ru_maxrss`, billiard `compat.py` `mem_rss`).
+    Peak,
 }
 
 /// What puma_worker_killer-style instance checks read.

@@ -50,6 +50,13 @@ fn build(
              requests over the serving workers (use \"pooled\" or \"close\")",
         )?;
     }
+    if raw.engine.mode == EngineMode::Aggregate && fleet.transient_mean_mb > 0.0 {
+        fail(
+            "fleet.leak.transient_mean_mb",
+            "needs [engine] mode = \"exact\": the aggregate mode serves a step's requests \
+             without drawing each one's working set",
+        )?;
+    }
     // The policy's memory checks see the pages a worker really shares.
     let shared = RawFleet {
         shared_mb: fleet.shared_mb,
@@ -158,6 +165,7 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         fail("fleet.leak.step_probability", "is a probability: at most 1")?;
     }
     megabytes("fleet.leak.step_mean_mb", l.step_mean_mb)?;
+    megabytes("fleet.leak.transient_mean_mb", l.transient_mean_mb)?;
     let velocity = match l.distribution {
         LeakDistribution::Constant => VelocityDist::Constant {
             mb: l.mean_mb_per_request,
@@ -180,6 +188,7 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         graceful_timeout: duration("fleet.graceful_timeout_s", f.graceful_timeout_s)?,
         warm_start: f.warm_start,
         surge: surge(l.surge.as_ref(), f.container_mb)?,
+        transient_mean_mb: l.transient_mean_mb,
         leak: LeakModel {
             velocity,
             warmup_mb: l.warmup_mb,

@@ -104,6 +104,9 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
     // A forked worker's measure: its boot RSS, or its private part of it.
     let (born_mb, born) = match p.rss_measure {
         RssMeasureKind::Rss => (f.boot_rss_mb, "boot RSS"),
+        // A forked child's peak starts at its RSS at fork (the kernel's
+        // dup_mm sets hiwater_rss to it).
+        RssMeasureKind::Peak => (f.boot_rss_mb, "boot RSS (a forked child's first peak)"),
         RssMeasureKind::Private => (f.boot_rss_mb - f.shared_mb, "boot private memory"),
         RssMeasureKind::Pss => {
             let sharers = 1.0 + f.workers_per_instance as f64;
@@ -275,6 +278,7 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
             RssMeasureKind::Rss => crate::policy::trigger::RssMeasure::Rss,
             RssMeasureKind::Private => crate::policy::trigger::RssMeasure::Private,
             RssMeasureKind::Pss => crate::policy::trigger::RssMeasure::Pss,
+            RssMeasureKind::Peak => crate::policy::trigger::RssMeasure::Peak,
         },
         drift,
         max_requests,
