@@ -22,7 +22,7 @@ pub mod trigger;
 pub use gates::{
     Decision, Exits, Gate, GateKind, Hold, Pass, Passes, Pipeline, States, Verdict, View,
 };
-pub use sampling::Sampling;
+pub use sampling::{SampleClock, Sampling};
 
 /// How capacity is handed over when a worker recycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

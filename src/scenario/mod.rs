@@ -18,7 +18,7 @@ pub use validate::validate;
 
 use crate::engine::time::SimTime;
 use crate::fleet::{Cow, LeakModel, Surge};
-pub use crate::policy::{Pipeline, Replacement, Sampling, Triggers};
+pub use crate::policy::{Pipeline, Replacement, SampleClock, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
 pub use raw::{BalancerKind, ConnectionsKind, EngineMode, SamplingKind};
 use std::fmt;

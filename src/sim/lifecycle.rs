@@ -55,15 +55,6 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    fn phase(&self, w: u32, generation: u32, tick: SimTime) -> SimTime {
-        let u = open01(&mut rng::keyed(
-            self.seed,
-            Stream::SamplingPhase,
-            &[w as u64, generation as u64],
-        ));
-        SimTime((u * tick.0 as f64) as u64)
-    }
-
     /// A generation-0 worker at time zero; with `warm_start` it has already
     /// served a uniform fraction of the requests that take it to its limit.
     pub(super) fn initial_worker(&mut self, w: u32) -> Worker {
@@ -199,7 +190,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn after_boot(&mut self, t: SimTime, w: u32) {
         let generation = self.workers[w as usize].generation;
         if let Some((tick, _)) = self.sc.policy.sampling.next_delay(0.0, f64::INFINITY) {
-            let at = t + self.phase(w, generation, tick);
+            let at = t + self.phase(t, w, generation, tick);
             self.q.schedule(
                 at,
                 Event::Sample {

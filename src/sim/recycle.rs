@@ -4,15 +4,41 @@
 
 use super::{Event, Sim};
 use crate::engine::SimTime;
+use crate::engine::rng::{self, Stream, open01};
 use crate::fleet::WorkerState;
 use crate::metrics::{
     EventKind, LeaseOutcome, Observer, RecycleRecord,
     rows::{Branch, DecisionFacts},
 };
 use crate::policy::trigger::{DriftCheck, RssMeasure};
-use crate::policy::{Cause, Decision, GateKind, Pass, Replacement, Verdict, View};
+use crate::policy::{
+    Cause, Decision, GateKind, Pass, Replacement, SampleClock, Sampling, Verdict, View,
+};
 
 impl<O: Observer> Sim<'_, O> {
+    /// The delay from `t` to a worker's first timer sample: a random phase
+    /// of its own, or the next tick of the clock it shares.
+    pub(super) fn phase(&self, t: SimTime, w: u32, generation: u32, tick: SimTime) -> SimTime {
+        let uniform = |keys: &[u64]| {
+            let u = open01(&mut rng::keyed(self.seed, Stream::SamplingPhase, keys));
+            SimTime((u * tick.0 as f64) as u64)
+        };
+        match self.sc.policy.sampling {
+            Sampling::Timer {
+                clock: SampleClock::PerInstance,
+                ..
+            } => {
+                let i = self.workers[w as usize].instance as u64;
+                SampleClock::next_tick_after(t, tick, uniform(&[i, u64::MAX]))
+            }
+            Sampling::Timer {
+                clock: SampleClock::WallClock,
+                ..
+            } => SampleClock::next_tick_after(t, tick, SimTime::ZERO),
+            _ => uniform(&[w as u64, generation as u64]),
+        }
+    }
+
     pub(super) fn on_sample(&mut self, t: SimTime, w: u32, generation: u32) {
         let worker = &self.workers[w as usize];
         if worker.generation != generation || worker.state != WorkerState::Serving {

@@ -13,6 +13,14 @@ pub enum SamplingKind {
     Requests,
 }
 
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SampleClockKind {
+    PerWorker,
+    PerInstance,
+    WallClock,
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RawPolicy {
@@ -39,6 +47,10 @@ pub struct RawPolicy {
     pub min_runway_mb: f64,
     pub sampling: SamplingKind,
     pub tick_s: f64,
+    /// Whose clock the timer follows: `per_worker` (a random phase each),
+    /// `per_instance` (one watcher per master reads every worker at once)
+    /// or `wall_clock` (multiples of `tick_s` fleet-wide).
+    pub sample_clock: SampleClockKind,
     /// Adaptive sampling (fix 2): sample every `near_tick_s` once RSS is
     /// within this fraction of the limit. 0 = off.
     pub near_limit_fraction: f64,
@@ -87,6 +99,7 @@ impl Default for RawPolicy {
             min_runway_mb: 0.0,
             sampling: SamplingKind::Timer,
             tick_s: 45.0,
+            sample_clock: SampleClockKind::PerWorker,
             near_limit_fraction: 0.0,
             near_tick_s: 5.0,
             sample_every_requests: 50,

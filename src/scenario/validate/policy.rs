@@ -52,9 +52,22 @@ pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, Str
             } else {
                 None
             };
+            let clock = match p.sample_clock {
+                SampleClockKind::PerWorker => SampleClock::PerWorker,
+                SampleClockKind::PerInstance => SampleClock::PerInstance,
+                SampleClockKind::WallClock => SampleClock::WallClock,
+            };
+            if near.is_some() && clock != SampleClock::PerWorker {
+                fail(
+                    "policy.sample_clock",
+                    "a shared clock reads every worker at its ticks: adaptive sampling \
+                     (near_limit_fraction > 0) needs sample_clock = \"per_worker\"",
+                )?;
+            }
             Sampling::Timer {
                 tick: positive_duration("policy.tick_s", p.tick_s)?,
                 near,
+                clock,
             }
         }
         SamplingKind::Requests => {
