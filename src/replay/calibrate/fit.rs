@@ -335,18 +335,25 @@ pub fn refine(p: &Problem, fitted: Fitted, seeds: &[u64], steps: usize) -> (Fitt
 /// mean s)`: a statistic that barely moves with its parameter gives that
 /// parameter a wide spread) and scaled by `sqrt(1 + 1/s)`. Returns each
 /// draw and its statistics' deviation.
+///
+/// A draw the linear map throws past a bound (a window whose statistics
+/// point where the Jacobian barely moves) is not clamped coordinate by
+/// coordinate, which would keep its other coordinates' full move (boot at
+/// its floor with the leak still 100 times the fit's): it is shrunk toward
+/// the fit along its own direction, to the last point inside the bounds
+/// (`shrink_to_bounds`), so every draw is a point the linearisation
+/// describes. Also returns how many were shrunk.
 pub fn draws(
     fitted: &Theta,
     sims: &[Option<Moments>],
     s: usize,
     floor_boot: f64,
     jac: &Jacobian,
-) -> Vec<(Theta, [f64; DIM])> {
+) -> (Vec<(Theta, [f64; DIM])>, usize) {
     let Some((mean, _, _)) = mean_sd(sims) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let k = (1.0 + 1.0 / s.max(1) as f64).sqrt();
-    let centre = fitted.to_vec();
     sims.iter()
         .flatten()
         .map(|m| {
@@ -362,10 +369,41 @@ pub fn draws(
                 // Singular: each parameter by its own statistic where it has one.
                 std::array::from_fn(|j| if jac.active.moves(j) { dev[j] } else { 0.0 })
             });
-            let v: [f64; DIM] = std::array::from_fn(|j| centre[j] + dx[j]);
-            (Theta::from_vec(v).clamp(floor_boot), dev)
+            let (theta, shrunk) = shrink_to_bounds(fitted, &dx, floor_boot);
+            (theta, dev, shrunk)
         })
-        .collect()
+        .fold((Vec::new(), 0), |(mut all, n), (theta, dev, shrunk)| {
+            all.push((theta, dev));
+            (all, n + shrunk as usize)
+        })
+}
+
+/// `centre + a dx` for the largest `a` in [0, 1] that stays inside the
+/// bounds (`Theta::clamp` leaves it unchanged), and whether `a < 1`.
+/// `centre` itself must be inside.
+pub fn shrink_to_bounds(centre: &Theta, dx: &[f64; DIM], floor_boot: f64) -> (Theta, bool) {
+    let c = centre.to_vec();
+    let at = |a: f64| Theta::from_vec(std::array::from_fn(|j| c[j] + a * dx[j]));
+    let inside = |t: Theta| {
+        let k = t.clamp(floor_boot).to_vec();
+        t.to_vec()
+            .iter()
+            .zip(k)
+            .all(|(x, y)| (x - y).abs() <= 1e-9 * (1.0 + x.abs()))
+    };
+    if inside(at(1.0)) {
+        return (at(1.0), false);
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if inside(at(mid)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (at(lo).clamp(floor_boot), true)
 }
 
 /// The two-sample KS statistic scaled by `sqrt(n m / (n + m))`: how far

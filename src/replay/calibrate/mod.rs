@@ -582,7 +582,14 @@ pub fn calibrate_observed(
     };
     let draw_seeds = fit::seeds(key, 2, budget.draws);
     let draw_sims = fit::evaluate(&p, &fitted.theta, &draw_seeds);
-    let draws = fit::draws(&fitted.theta, &draw_sims, budget.seeds, floor_boot, &jac);
+    let (draws, shrunk) = fit::draws(&fitted.theta, &draw_sims, budget.seeds, floor_boot, &jac);
+    if shrunk > 0 {
+        notes.push(format!(
+            "draws: {shrunk} of {} reached a bound and were shrunk toward the fit along their \
+             own direction (their windows' statistics point where the fit barely moves)",
+            draws.len()
+        ));
+    }
 
     // The reported values: the fitted point, se and interval from the draws.
     let theta = fitted.theta;
