@@ -239,7 +239,10 @@ fn puma_worker_killer_terms_the_largest_worker_only_over_99_percent() {
         .iter()
         .filter(|r| r.cause == Cause::Lifetime)
         .count() as u64;
-    assert!(lifetimes > 0 && lifetimes <= terms, "{lifetimes} of {terms}");
+    assert!(
+        lifetimes > 0 && lifetimes <= terms,
+        "{lifetimes} of {terms}"
+    );
     assert!(j["rolling_restart_cycles"].as_u64().unwrap() >= 2 * 3);
 }
 

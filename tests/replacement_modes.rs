@@ -81,7 +81,10 @@ fn passenger_detaches_at_once_and_spawns_beside_the_detached_process() {
     // Exit-then-spawn leaves the slot empty for drain + boot, not boot only.
     // Long requests make the drain count.
     sets.pop();
-    sets.extend(["workload.service_mean_ms=1500", "workload.service_p99_ms=6000"]);
+    sets.extend([
+        "workload.service_mean_ms=1500",
+        "workload.service_p99_ms=6000",
+    ]);
     let (detach, _) = run(&preset("passenger-rolling", &sets), 1);
     sets.push("policy.replacement=exit_then_spawn");
     let (exit_first, _) = run(&preset("passenger-rolling", &sets), 1);
@@ -98,7 +101,10 @@ fn passenger_detaches_at_once_and_spawns_beside_the_detached_process() {
 fn passenger_answers_503_once_its_proxy_queue_is_full() {
     // A small proxy queue on a fleet that loses capacity at each recycle.
     let mut sets = FAST.to_vec();
-    sets.extend(["workload.rps=12", "policy.detach_and_spawn.max_request_queue_size=3"]);
+    sets.extend([
+        "workload.rps=12",
+        "policy.detach_and_spawn.max_request_queue_size=3",
+    ]);
     let (s, _) = run(&preset("passenger-rolling", &sets), 2);
     let j = json(&s);
     let full = j["proxy_queue_503"].as_u64().unwrap();
@@ -205,7 +211,10 @@ fn puma_rolling_restart_terms_each_master_s_workers_60_s_apart() {
         let gaps: Vec<u64> = periods.windows(2).map(|p| p[1] - p[0]).collect();
         // frequency + splay (drawn once) + three 60 s sleeps.
         assert!(gaps.iter().all(|g| *g == gaps[0]), "{gaps:?}");
-        assert!((21780 * SECOND..22080 * SECOND).contains(&gaps[0]), "{gaps:?}");
+        assert!(
+            (21780 * SECOND..22080 * SECOND).contains(&gaps[0]),
+            "{gaps:?}"
+        );
         starts.push(periods[0]);
     }
     assert_ne!(starts[0], starts[1], "the masters' clocks are independent");
@@ -337,8 +346,11 @@ fn the_modes_run_under_the_aggregate_engine_or_are_refused_by_name() {
         let e = common::try_scenario(&["engine.mode=aggregate", set]).unwrap_err();
         assert_eq!(e.key.as_deref(), Some(key), "{e}");
     }
-    let e = common::try_scenario(&["policy.forkbomb.enabled=true", "policy.replacement=spawn_then_exit"])
-        .unwrap_err();
+    let e = common::try_scenario(&[
+        "policy.forkbomb.enabled=true",
+        "policy.replacement=spawn_then_exit",
+    ])
+    .unwrap_err();
     assert_eq!(e.key.as_deref(), Some("policy.forkbomb.enabled"));
     let e = common::try_scenario(&["fleet.cold_start.factor=0.5"]).unwrap_err();
     assert!(e.to_string().contains("fleet.cold_start.factor"), "{e}");
@@ -361,7 +373,10 @@ fn scenario_show_lists_every_mode_key() {
         "[fleet.cold_start]",
         "factor = 1.0",
     ] {
-        assert!(out.contains(key), "`{key}` missing from scenario show:\n{out}");
+        assert!(
+            out.contains(key),
+            "`{key}` missing from scenario show:\n{out}"
+        );
     }
 }
 

@@ -43,7 +43,9 @@ pub enum Replacement {
     /// Granian: one handover at a time per server: spawn the new worker,
     /// wait `respawn_interval` (not its readiness), terminate the old one,
     /// wait for it to exit, then the next worker that asked.
-    TimedHandover { respawn_interval: crate::engine::SimTime },
+    TimedHandover {
+        respawn_interval: crate::engine::SimTime,
+    },
 }
 
 impl Replacement {

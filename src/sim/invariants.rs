@@ -85,13 +85,22 @@ impl<O: Observer> Sim<'_, O> {
             .iter()
             .filter(|w| w.state != WorkerState::Dead && w.successor.is_some())
             .count();
-        assert!(handing <= 1, "t={t}: instance {ii} runs {handing} handovers");
+        assert!(
+            handing <= 1,
+            "t={t}: instance {ii} runs {handing} handovers"
+        );
         let Some(((old, generation), since)) = self.handover_current(ii) else {
-            assert_eq!(handing, 0, "t={t}: instance {ii} hands over outside its server");
+            assert_eq!(
+                handing, 0,
+                "t={t}: instance {ii} hands over outside its server"
+            );
             return;
         };
         let w = &self.workers[old as usize];
-        assert_eq!(w.generation, generation, "t={t}: instance {ii} handover of an exited worker");
+        assert_eq!(
+            w.generation, generation,
+            "t={t}: instance {ii} handover of an exited worker"
+        );
         let crate::policy::Replacement::TimedHandover { respawn_interval } =
             self.sc.policy.replacement
         else {

@@ -189,7 +189,10 @@ impl<O: Observer> Sim<'_, O> {
         // The old worker stops serving before its successor starts, so an
         // instance never serves with more than its configured workers
         // (Granian's handover is timed instead: `replace/handover.rs`).
-        if !matches!(self.sc.policy.replacement, Replacement::TimedHandover { .. }) {
+        if !matches!(
+            self.sc.policy.replacement,
+            Replacement::TimedHandover { .. }
+        ) {
             self.hand_over(t, w);
         }
         self.set_state(t, w, WorkerState::Serving);

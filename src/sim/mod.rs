@@ -87,11 +87,19 @@ pub enum Event {
         wave: u32,
     },
     /// Granian: the old worker's handover interval is over (`replace/`).
-    Handover { worker: u32, generation: u32 },
+    Handover {
+        worker: u32,
+        generation: u32,
+    },
     /// puma_worker_killer: a master's rolling-restart thread wakes.
-    RollingRestart { instance: u32, epoch: u32 },
+    RollingRestart {
+        instance: u32,
+        epoch: u32,
+    },
     /// uWSGI: a master's fork-bomb sleep is over.
-    MasterWake { instance: u32 },
+    MasterWake {
+        instance: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);

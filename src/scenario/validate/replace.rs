@@ -77,13 +77,12 @@ pub(super) fn modes(p: &RawPolicy, f: &RawFleet) -> Result<Modes, (String, Strin
         fail("fleet.cold_start.factor", "at most 1000")?;
     }
     let span = duration("fleet.cold_start.duration_s", c.duration_s)?;
-    let cold_start = (c.factor > 1.0 && (c.requests > 0 || span > SimTime::ZERO)).then_some(
-        ColdStart {
+    let cold_start =
+        (c.factor > 1.0 && (c.requests > 0 || span > SimTime::ZERO)).then_some(ColdStart {
             factor: c.factor,
             requests: c.requests,
             duration: span,
-        },
-    );
+        });
     Ok(Modes {
         rolling_restart,
         forkbomb,

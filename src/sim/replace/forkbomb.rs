@@ -59,12 +59,8 @@ impl<O: Observer> Sim<'_, O> {
             m.pending.push_front(w);
             self.replace.n.forkbomb_sleeps += 1;
             self.replace.n.forkbomb_delayed += 1;
-            self.q.schedule(
-                t + fb.delay,
-                Event::MasterWake {
-                    instance: i as u32,
-                },
-            );
+            self.q
+                .schedule(t + fb.delay, Event::MasterWake { instance: i as u32 });
             return true;
         }
         m.guard.stamp(t.0 / US_PER_S);

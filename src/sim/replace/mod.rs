@@ -85,7 +85,10 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Granian: server `i`'s handover under way, if any: its old worker
     /// (struct, generation) and when it began.
-    pub(super) fn handover_current(&self, i: usize) -> Option<((u32, u32), crate::engine::SimTime)> {
+    pub(super) fn handover_current(
+        &self,
+        i: usize,
+    ) -> Option<((u32, u32), crate::engine::SimTime)> {
         self.replace.handover.as_ref().and_then(|s| s[i].current())
     }
 

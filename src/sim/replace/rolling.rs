@@ -59,13 +59,19 @@ impl<O: Observer> Sim<'_, O> {
             c.period
         };
         let epoch = c.epoch;
-        self.q.schedule(t + first, Event::RollingRestart { instance: i, epoch });
+        self.q
+            .schedule(t + first, Event::RollingRestart { instance: i, epoch });
     }
 
     /// The clock's thread wakes: at a cycle's start it reads the workers'
     /// memory; then it TERMs the next worker and sleeps.
     pub(in crate::sim) fn on_rolling_restart(&mut self, t: SimTime, i: u32, epoch: u32) {
-        let rr = self.sc.policy.modes.rolling_restart.expect("rolling restart on");
+        let rr = self
+            .sc
+            .policy
+            .modes
+            .rolling_restart
+            .expect("rolling restart on");
         let clocks = self.replace.rolling.as_ref().expect("rolling restart on");
         if clocks[i as usize].epoch != epoch {
             return;
