@@ -395,3 +395,61 @@ fn every_mode_with_its_default_off_leaves_the_default_s_bytes() {
     );
     assert_eq!(plain.to_json(), named.to_json());
 }
+
+#[test]
+fn the_modes_keep_every_invariant_beside_the_other_mechanisms() {
+    // Fast churn, with what interacts with a replacement: concurrency,
+    // pinned connections, whole-container OOM kills, reload waves.
+    let churn = [
+        "run.duration_h=3",
+        "fleet.leak.mean_mb_per_request=3",
+        "fleet.leak.warmup_mb=0",
+        "workload.rps=8",
+        "policy.cooldown_s=0",
+        "policy.pressure_cooldown_s=0",
+        "policy.lease.enabled=false",
+        "policy.busy_deferral=false",
+    ];
+    let cases: &[&[&str]] = &[
+        &[
+            "policy.replacement=timed_handover",
+            "fleet.concurrency=2",
+            "client.connections=pinned",
+            "platform.reload=[{at_s = 3600.5}, {at_s = 3601.0}]",
+        ],
+        &[
+            "policy.replacement=timed_handover",
+            "platform.oom_group=true",
+            "fleet.boot_s=6",
+        ],
+        &[
+            "policy.replacement=detach_and_spawn",
+            "policy.detach_and_spawn.max_request_queue_size=1",
+            "client.connections=pinned",
+            "platform.oom_group=true",
+        ],
+        &[
+            "policy.forkbomb.enabled=true",
+            "policy.max_requests.enabled=true",
+            "policy.max_requests.requests=3",
+            "platform.oom_group=true",
+            "platform.reload=[{at_s = 1800.5}]",
+        ],
+        &[
+            "policy.rolling_restart.enabled=true",
+            "policy.rolling_restart.frequency_s=600",
+            "policy.rolling_restart.interval_s=5",
+            "platform.oom_group=true",
+            "fleet.cold_start.factor=5",
+            "fleet.cold_start.duration_s=20",
+        ],
+    ];
+    for extra in cases {
+        let mut sets = churn.to_vec();
+        sets.extend_from_slice(extra);
+        for seed in 1..=3 {
+            let s = check(&sets, seed);
+            assert!(s.recycles > 0, "{extra:?} seed {seed}");
+        }
+    }
+}
