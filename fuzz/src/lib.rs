@@ -328,7 +328,10 @@ const KEYS: &[(&str, Gen)] = &[
         "policy.replacement",
         Choice(&["detach_and_spawn", "timed_handover"]),
     ),
-    ("policy.detach_and_spawn.max_request_queue_size", Int(0, 200)),
+    (
+        "policy.detach_and_spawn.max_request_queue_size",
+        Int(0, 200),
+    ),
     ("policy.timed_handover.respawn_interval_s", Float(0.0, 60.0)),
     ("policy.rolling_restart.enabled", Bool),
     ("policy.rolling_restart.frequency_s", Float(0.001, 7200.0)),
