@@ -164,6 +164,28 @@ fn run_then_replay_reads_every_row_back() {
             "fleet.leak.mean_mb_per_request=5",
             "workload.rps=4",
         ],
+        // The replacement modes (tests/replacement_modes.rs): their rows
+        // are the same kinds, read back alike.
+        &[
+            "run.duration_h=8",
+            "policy.replacement=timed_handover",
+            "policy.rolling_restart.enabled=true",
+            "policy.rolling_restart.frequency_s=3600",
+            "fleet.cold_start.factor=3",
+            "fleet.cold_start.requests=10",
+        ],
+        &[
+            "run.duration_h=8",
+            "policy.replacement=detach_and_spawn",
+            "policy.detach_and_spawn.max_request_queue_size=2",
+        ],
+        &[
+            "run.duration_h=8",
+            "policy.forkbomb.enabled=true",
+            "workload.rps=30",
+            "policy.max_requests.enabled=true",
+            "policy.max_requests.requests=3",
+        ],
     ];
     for sets in cases {
         let (text, s) = simulate(sets, 5);

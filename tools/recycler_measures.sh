@@ -22,7 +22,7 @@ def f(k):
 print(f"{label:18s} recycles {f('recycles')}  oom_kills {f('oom_kills')}  pressure {f('pressure_recycles')}")
 PY
 }
-OLD="--set policy.instance_memory.percent_usage=0.98 --set policy.instance_memory.frequency_s=5 --set policy.lifetime.max_s=43200"
+OLD="--set policy.instance_memory.percent_usage=0.98 --set policy.instance_memory.frequency_s=5 --set policy.rolling_restart.frequency_s=43200"
 row puma-summed scenarios/puma-worker-killer.toml
 row puma-cgroup scenarios/puma-worker-killer.toml --set policy.instance_memory.measure=cgroup
 # shellcheck disable=SC2086

@@ -322,6 +322,27 @@ const KEYS: &[(&str, Gen)] = &[
     ("policy.instance_memory.enabled", Bool),
     ("policy.instance_memory.percent_usage", Float(1.0, 100.0)),
     ("policy.instance_memory.frequency_s", Float(0.001, 600.0)),
+    // The replacement modes, appended so earlier inputs keep their
+    // meaning up to here (a second `policy.replacement` overrides the first).
+    (
+        "policy.replacement",
+        Choice(&["detach_and_spawn", "timed_handover"]),
+    ),
+    (
+        "policy.detach_and_spawn.max_request_queue_size",
+        Int(0, 200),
+    ),
+    ("policy.timed_handover.respawn_interval_s", Float(0.0, 60.0)),
+    ("policy.rolling_restart.enabled", Bool),
+    ("policy.rolling_restart.frequency_s", Float(0.001, 7200.0)),
+    ("policy.rolling_restart.splay_s", Float(0.0, 600.0)),
+    ("policy.rolling_restart.interval_s", Float(0.001, 120.0)),
+    ("policy.forkbomb.enabled", Bool),
+    ("policy.forkbomb.delay_s", Float(0.001, 10.0)),
+    ("policy.forkbomb.check_interval_s", Int(0, 5)),
+    ("fleet.cold_start.factor", Float(1.0, 10.0)),
+    ("fleet.cold_start.requests", Int(0, 100)),
+    ("fleet.cold_start.duration_s", Float(0.0, 120.0)),
 ];
 
 /// The events one `sim` execution may process: enough for a busy hour of a

@@ -28,6 +28,8 @@ pub enum Stream {
     Surge = 12,
     /// The phase of a generation-0 worker's evil-RSS memory thread.
     EvilPhase = 13,
+    /// A master's rolling-restart splay and phase (`sim/replace/rolling.rs`).
+    RollingRestart = 20,
 }
 
 /// The generator every stream uses.

@@ -136,6 +136,9 @@ pub struct Summary {
     /// Workers replaced by reload waves, with `[[platform.reload]]` only.
     #[serde(skip)]
     pub reload_replacements: Option<u64>,
+    /// The replacement modes' figures, each only when its mode is on.
+    #[serde(skip)]
+    pub replacement: super::replacement::ReplacementTotals,
 }
 
 /// One counter of `summary.json` that a gate or trigger keeps.
@@ -344,6 +347,7 @@ impl Metrics {
             evil_kill_requests: None,
             oom_group_kills: None,
             reload_replacements: None,
+            replacement: Default::default(),
         }
     }
 }
@@ -393,6 +397,8 @@ impl Summary {
             oom_group_kills: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             reload_replacements: Option<u64>,
+            #[serde(flatten)]
+            replacement: &'a super::replacement::ReplacementTotals,
         }
         let body = Body {
             summary: self,
@@ -401,6 +407,7 @@ impl Summary {
             evil_kill_requests: self.evil_kill_requests,
             oom_group_kills: self.oom_group_kills,
             reload_replacements: self.reload_replacements,
+            replacement: &self.replacement,
         };
         crate::schema::to_json(crate::schema::SUMMARY, &body).expect("a summary serialises")
     }

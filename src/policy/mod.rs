@@ -16,6 +16,7 @@
 
 pub mod decision;
 pub mod gates;
+pub mod replace;
 pub mod sampling;
 pub mod trigger;
 
@@ -31,8 +32,27 @@ pub enum Replacement {
     /// replacement (gunicorn, uWSGI): the slot is empty for drain + boot.
     ExitThenSpawn,
     /// The replacement boots first and the old worker drains once it is
-    /// ready (Passenger rolling restarts, Granian, Kubernetes `maxSurge`):
-    /// capacity holds, but both processes cost memory meanwhile.
+    /// ready (Kubernetes `maxSurge`): capacity holds, but both processes
+    /// cost memory meanwhile.
     SpawnThenExit,
+    /// Passenger: the old process is detached from routing at once (it
+    /// finishes what it has, takes nothing new) and its replacement is
+    /// spawned beside it; requests wait in Passenger's proxy queue, at most
+    /// `max_request_queue` of them (`usize::MAX`: unbounded), then 503.
+    DetachAndSpawn { max_request_queue: usize },
+    /// Granian: one handover at a time per server: spawn the new worker,
+    /// wait `respawn_interval` (not its readiness), terminate the old one,
+    /// wait for it to exit, then the next worker that asked.
+    TimedHandover {
+        respawn_interval: crate::engine::SimTime,
+    },
+}
+
+impl Replacement {
+    /// Whether a successor is forked before its predecessor has exited
+    /// (the instance keeps a spare worker struct per worker for it).
+    pub fn spawns_first(self) -> bool {
+        self != Replacement::ExitThenSpawn
+    }
 }
 pub use trigger::{Cause, Triggers};

@@ -177,5 +177,7 @@ pub struct Policy {
     pub triggers: Triggers,
     pub pipeline: Pipeline,
     pub replacement: Replacement,
+    /// The rolling restart clock, the fork-bomb delay, the cold start.
+    pub modes: crate::policy::replace::Modes,
     pub busy_window_s: u64,
 }

@@ -204,7 +204,7 @@ impl<O: Observer> Sim<'_, O> {
                 }
                 None => {
                     // No worker serves: the connection waits in the listen queue.
-                    if self.instances[i as usize].backlog.len() < self.sc.workload.backlog {
+                    if self.instances[i as usize].backlog.len() < self.backlog_cap {
                         self.instances[i as usize].backlog.push_back(req);
                     } else {
                         self.instances[i as usize].outstanding -= 1;

@@ -41,7 +41,9 @@ impl<O: Observer> Sim<'_, O> {
             "t={t}: draining"
         );
         assert_eq!(count(WorkerState::Dead), self.counts.dead, "t={t}: dead");
-        assert!(self.counts.serving as usize <= f.workers());
+        // Granian's timed handover may serve one extra worker per server.
+        let extra = self.replace_handover_on() as usize;
+        assert!(self.counts.serving as usize <= f.workers() + extra * self.instances.len());
         for (wi, w) in self.workers.iter().enumerate() {
             if w.state == WorkerState::Dead {
                 assert_eq!(w.in_flight, 0, "t={t}: dead worker {wi} serves");
@@ -75,6 +77,46 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
+    /// Invariant (Granian): at most one handover per instance, the one its
+    /// server runs, and its old worker stops serving once the interval
+    /// after its successor's fork is over.
+    fn assert_handover(&self, t: SimTime, ii: usize, ws: &[crate::fleet::Worker]) {
+        let handing = ws
+            .iter()
+            .filter(|w| w.state != WorkerState::Dead && w.successor.is_some())
+            .count();
+        assert!(
+            handing <= 1,
+            "t={t}: instance {ii} runs {handing} handovers"
+        );
+        let Some(((old, generation), since)) = self.handover_current(ii) else {
+            assert_eq!(
+                handing, 0,
+                "t={t}: instance {ii} hands over outside its server"
+            );
+            return;
+        };
+        let w = &self.workers[old as usize];
+        assert_eq!(
+            w.generation, generation,
+            "t={t}: instance {ii} handover of an exited worker"
+        );
+        let crate::policy::Replacement::TimedHandover { respawn_interval } =
+            self.sc.policy.replacement
+        else {
+            unreachable!()
+        };
+        let due = since + respawn_interval;
+        assert!(
+            w.state != WorkerState::Serving || t <= due,
+            "t={t}: worker {old} serves past its handover interval"
+        );
+        assert!(
+            w.state != WorkerState::Draining || t >= due,
+            "t={t}: worker {old} drains before its handover interval is over"
+        );
+    }
+
     fn assert_instance(&self, t: SimTime, ii: usize, inst: &crate::fleet::Instance) {
         let f = &self.sc.fleet;
         let ws = &self.workers[inst.first_worker as usize..][..self.spi];
@@ -88,10 +130,14 @@ impl<O: Observer> Sim<'_, O> {
             .iter()
             .filter(|w| w.state == WorkerState::Serving)
             .count();
+        let extra = self.replace_handover_on() as usize;
         assert!(
-            serving <= f.workers_per_instance,
+            serving <= f.workers_per_instance + extra,
             "t={t}: instance {ii} over-serves"
         );
+        if extra > 0 {
+            self.assert_handover(t, ii, ws);
+        }
         // Invariant: the instance's count of dead structs (its spares under
         // spawn-then-exit) matches its workers.
         let dead = ws.iter().filter(|w| w.state == WorkerState::Dead).count();

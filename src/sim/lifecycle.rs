@@ -9,7 +9,7 @@ use crate::metrics::{
     EventKind, EventRow, LeaseOutcome, Observer,
     rows::{DecisionFacts, WorkerFacts},
 };
-use crate::scenario::Connections;
+use crate::scenario::{Connections, Replacement};
 
 /// What a freshly forked worker draws, keyed by (slot, generation) so every
 /// policy sees the same k-th worker of a slot (common random numbers).
@@ -180,8 +180,14 @@ impl<O: Observer> Sim<'_, O> {
             return;
         }
         // The old worker stops serving before its successor starts, so an
-        // instance never serves with more than its configured workers.
-        self.hand_over(t, w);
+        // instance never serves with more than its configured workers
+        // (Granian's handover is timed instead: `replace/handover.rs`).
+        if !matches!(
+            self.sc.policy.replacement,
+            Replacement::TimedHandover { .. }
+        ) {
+            self.hand_over(t, w);
+        }
         self.set_state(t, w, WorkerState::Serving);
         self.after_boot(t, w);
     }
@@ -376,7 +382,10 @@ impl<O: Observer> Sim<'_, O> {
             "worker {w} exits with queued requests"
         );
         self.close_rss_accounting(t, w);
-        let i = self.workers[w as usize].instance;
+        let (i, generation) = {
+            let worker = &self.workers[w as usize];
+            (worker.instance, worker.generation)
+        };
         if self.sc.client.connections == Connections::Pooled {
             let stale_until = t + self.sc.client.stale_window;
             for _ in 0..self.sc.client.keepalive_conns_per_worker {
@@ -405,17 +414,24 @@ impl<O: Observer> Sim<'_, O> {
             self.workers[o as usize].successor = None; // it may ask again
         }
         if successor.is_some() || replaces.is_some() || self.instances[i as usize].restarting {
-            self.set_state(t, w, WorkerState::Dead);
-            let worker = &mut self.workers[w as usize];
-            // A new generation, so events of the exited process are ignored.
-            worker.generation += 1;
-            worker.rss_mb = self.sc.fleet.boot_rss_mb;
-            worker.peak_mb = worker.rss_mb;
-            worker.shared_mb = self.sc.fleet.shared_mb;
-            self.recompute_private(i);
+            self.bury(t, w);
         } else {
-            self.spawn(t, w);
+            self.respawn(t, w);
         }
+        self.after_exit(t, w, generation);
+    }
+
+    /// The exited process's struct becomes a dead spare.
+    pub(super) fn bury(&mut self, t: SimTime, w: u32) {
+        self.set_state(t, w, WorkerState::Dead);
+        let worker = &mut self.workers[w as usize];
+        let i = worker.instance;
+        // A new generation, so events of the exited process are ignored.
+        worker.generation += 1;
+        worker.rss_mb = self.sc.fleet.boot_rss_mb;
+        worker.peak_mb = worker.rss_mb;
+        worker.shared_mb = self.sc.fleet.shared_mb;
+        self.recompute_private(i);
     }
 
     /// Forks a new process into worker struct `w` (its next generation).

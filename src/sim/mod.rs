@@ -14,6 +14,7 @@ mod invariants;
 mod lifecycle;
 mod platform;
 mod recycle;
+mod replace;
 mod traffic;
 
 use crate::engine::queue::Lane;
@@ -85,6 +86,20 @@ pub enum Event {
     Reload {
         wave: u32,
     },
+    /// Granian: the old worker's handover interval is over (`replace/`).
+    Handover {
+        worker: u32,
+        generation: u32,
+    },
+    /// puma_worker_killer: a master's rolling-restart thread wakes.
+    RollingRestart {
+        instance: u32,
+        epoch: u32,
+    },
+    /// uWSGI: a master's fork-bomb sleep is over.
+    MasterWake {
+        instance: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
@@ -110,6 +125,9 @@ impl Lane for Event {
             | Event::Drained { .. }
             | Event::InstanceRestart { .. }
             | Event::Reload { .. }
+            | Event::Handover { .. }
+            | Event::RollingRestart { .. }
+            | Event::MasterWake { .. }
             | Event::Timeline => 2,
         }
     }
@@ -187,6 +205,11 @@ pub struct Sim<'s, O: Observer> {
     surge: Option<SurgeClock>,
     /// The pinned connection model's state; `None` under the others.
     pinned: Option<connections::Pinned>,
+    /// The replacement modes' state (`replace/`).
+    replace: replace::State,
+    /// Requests an instance queues before it answers 503: the listen
+    /// backlog, or Passenger's proxy queue.
+    backlog_cap: usize,
     /// Raised by the caller (a signal handler) to stop the run early.
     stop: Option<&'s AtomicBool>,
     /// Where the loop publishes the simulated time it has reached
@@ -203,13 +226,14 @@ pub struct SimOutput {
 impl<'s, O: Observer> Sim<'s, O> {
     pub fn new(sc: &'s Scenario, seed: u64, obs: O) -> Self {
         // A reload forks every successor before its predecessor exits.
-        let spi = match sc.policy.replacement {
-            Replacement::ExitThenSpawn if sc.platform.reloads.is_empty() => {
-                sc.fleet.workers_per_instance
-            }
-            Replacement::ExitThenSpawn | Replacement::SpawnThenExit => {
-                2 * sc.fleet.workers_per_instance
-            }
+        let spi = if sc.policy.replacement.spawns_first() || !sc.platform.reloads.is_empty() {
+            2 * sc.fleet.workers_per_instance
+        } else {
+            sc.fleet.workers_per_instance
+        };
+        let backlog_cap = match sc.policy.replacement {
+            Replacement::DetachAndSpawn { max_request_queue } => max_request_queue,
+            _ => sc.workload.backlog,
         };
         let instances = (0..sc.fleet.instances)
             .map(|i| Instance {
@@ -257,6 +281,8 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .as_ref()
                 .map(|s| SurgeClock::new(s, seed, sc.duration)),
             pinned: connections::Pinned::new(sc, sc.fleet.instances * spi),
+            replace: replace::State::new(sc),
+            backlog_cap,
             stop: None,
             progress: None,
         }
@@ -361,6 +387,11 @@ impl<'s, O: Observer> Sim<'s, O> {
             Event::Drained { worker, generation } => self.on_drained(t, worker, generation),
             Event::InstanceRestart { instance } => self.on_instance_restart(t, instance),
             Event::Reload { wave } => self.on_reload(t, wave),
+            Event::Handover { worker, generation } => self.on_handover(t, worker, generation),
+            Event::RollingRestart { instance, epoch } => {
+                self.on_rolling_restart(t, instance, epoch)
+            }
+            Event::MasterWake { instance } => self.on_master_wake(t, instance),
         }
         if self.pinned.is_some() {
             self.send_freed(t);
@@ -401,6 +432,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         self.q.schedule(self.sc.timeline_step, Event::Timeline);
         self.schedule_platform();
+        self.start_replace();
     }
 
     /// The worker structs of instance `i`.
@@ -525,6 +557,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         summary.oom_group_kills = self.sc.platform.oom_group.map(|_| self.m.oom_group_kills);
         summary.reload_replacements =
             (!self.sc.platform.reloads.is_empty()).then_some(self.m.reload_replacements);
+        summary.replacement = self.replacement_totals();
         summary.surge = self.surge.as_ref().map(|s| SurgeTotals {
             episodes: s.episodes().len() as u64,
             episode_s: s.episode_s_within(SimTime::ZERO, end),

@@ -71,6 +71,7 @@ impl<O: Observer> Sim<'_, O> {
         for w in dead {
             self.spawn(t, w);
         }
+        self.rolling_boot(t, i);
     }
 
     /// A reload wave: in each instance it covers, every serving worker gets
@@ -90,6 +91,12 @@ impl<O: Observer> Sim<'_, O> {
                     continue;
                 }
                 self.m.reload_replacements += 1;
+                if self.replace_handover_on() {
+                    // Granian's HUP: `_respawn_workers` over every worker,
+                    // one timed handover at a time (`replace/handover.rs`).
+                    self.request_handover(t, w);
+                    continue;
+                }
                 if self.has_spare(i) {
                     self.spawn_successor(t, w);
                 }

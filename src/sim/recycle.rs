@@ -250,6 +250,9 @@ impl<O: Observer> Sim<'_, O> {
             self.workers[w as usize].wants = Some(cause);
             return;
         }
+        if self.handover_waits(w) {
+            return; // Granian: its granted handover waits for its turn
+        }
         let since = *self.workers[w as usize].wants_since.get_or_insert(t);
         let view = self.view(t, w, since);
         let decision = self.sc.policy.pipeline.decide(&view, &mut self.gates);
@@ -294,6 +297,8 @@ impl<O: Observer> Sim<'_, O> {
         match self.sc.policy.replacement {
             Replacement::ExitThenSpawn => self.begin_drain(t, w),
             Replacement::SpawnThenExit => self.spawn_successor(t, w),
+            Replacement::DetachAndSpawn { .. } => self.detach_and_spawn(t, w),
+            Replacement::TimedHandover { .. } => self.request_handover(t, w),
         }
     }
 }

@@ -86,7 +86,7 @@ impl<O: Observer> Sim<'_, O> {
         self.instances[i as usize].outstanding += 1;
         if let Some((w, slot)) = self.take_idle(i) {
             self.start_service(t, w, slot, req);
-        } else if self.instances[i as usize].backlog.len() < self.sc.workload.backlog {
+        } else if self.instances[i as usize].backlog.len() < self.backlog_cap {
             self.instances[i as usize].backlog.push_back(req);
         } else {
             self.instances[i as usize].outstanding -= 1;
@@ -169,13 +169,18 @@ impl<O: Observer> Sim<'_, O> {
         self.m.wait_us += (t - req.enq_t).0;
         self.m.waits += 1;
         self.m.waited += (t > req.enq_t) as u64;
+        let service = if self.sc.policy.modes.cold_start.is_some() {
+            self.cold_service(t, w, req.service)
+        } else {
+            req.service
+        };
         let worker = &mut self.workers[w as usize];
         debug_assert!(worker.slots[slot as usize].is_none());
         worker.slots[slot as usize] = Some(req);
         worker.in_flight += 1;
         let generation = worker.generation;
         self.q.schedule(
-            t + req.service,
+            t + service,
             Event::ServiceDone {
                 worker: w,
                 generation,

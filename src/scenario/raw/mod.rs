@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 
 mod platform;
 mod policy;
+mod replace;
 pub use platform::*;
 pub use policy::*;
+pub use replace::*;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -115,6 +117,7 @@ pub struct RawFleet {
     pub warm_start: bool,
     pub leak: RawLeak,
     pub cow: RawCow,
+    pub cold_start: RawColdStart,
 }
 
 impl Default for RawFleet {
@@ -131,6 +134,7 @@ impl Default for RawFleet {
             warm_start: true,
             leak: RawLeak::default(),
             cow: RawCow::default(),
+            cold_start: RawColdStart::default(),
         }
     }
 }

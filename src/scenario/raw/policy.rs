@@ -2,6 +2,7 @@
 //! knobs), as serde reads them with every default; checked by
 //! `validate::policy`.
 
+use super::replace::*;
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,9 +73,14 @@ pub struct RawPolicy {
     pub defer_max_s: f64,
     /// Trailing window over which the instance arrival rate is measured.
     pub busy_window_s: f64,
-    /// `exit_then_spawn` (gunicorn, uWSGI) or `spawn_then_exit` (Passenger
-    /// rolling restarts, Granian, Kubernetes maxSurge).
+    /// `exit_then_spawn` (gunicorn, uWSGI, puma), `spawn_then_exit`
+    /// (handover on readiness, Kubernetes maxSurge), `detach_and_spawn`
+    /// (Passenger) or `timed_handover` (Granian).
     pub replacement: ReplacementKind,
+    pub detach_and_spawn: RawDetach,
+    pub timed_handover: RawTimedHandover,
+    pub rolling_restart: RawRollingRestart,
+    pub forkbomb: RawForkBomb,
     pub lease: RawLease,
     pub token_bucket: RawTokenBucket,
     pub window_cap: RawWindowCap,
@@ -112,6 +118,10 @@ impl Default for RawPolicy {
             defer_max_s: 60.0,
             busy_window_s: 60.0,
             replacement: ReplacementKind::ExitThenSpawn,
+            detach_and_spawn: RawDetach::default(),
+            timed_handover: RawTimedHandover::default(),
+            rolling_restart: RawRollingRestart::default(),
+            forkbomb: RawForkBomb::default(),
             lease: RawLease::default(),
             token_bucket: RawTokenBucket::default(),
             window_cap: RawWindowCap::default(),
@@ -154,6 +164,12 @@ pub enum InstanceMeasureKind {
 pub enum ReplacementKind {
     ExitThenSpawn,
     SpawnThenExit,
+    /// Passenger: detached from routing at once, the successor spawned
+    /// beside it, requests waiting in the proxy queue.
+    DetachAndSpawn,
+    /// Granian: one handover at a time per server, the old worker
+    /// terminated a fixed interval after its successor's spawn.
+    TimedHandover,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -5,6 +5,7 @@
 pub(crate) mod checks;
 mod platform;
 mod policy;
+mod replace;
 
 use super::budget::estimated_events;
 use super::raw::*;
@@ -57,6 +58,7 @@ fn build(
              without drawing each one's working set",
         )?;
     }
+    replace::engine_fits(raw)?;
     // The policy's memory checks see the pages a worker really shares.
     let shared = RawFleet {
         shared_mb: fleet.shared_mb,

@@ -11,23 +11,38 @@ use crate::scenario::*;
 /// master re-forks it at once, and the kill repeats at the same instant
 /// without end (found by the `sim` fuzz target as a stack overflow).
 fn spawn_first_fits(p: &RawPolicy, f: &RawFleet) -> Result<(), (String, String)> {
-    if p.replacement != ReplacementKind::SpawnThenExit {
+    if p.replacement == ReplacementKind::ExitThenSpawn {
         return Ok(());
     }
-    let both = f.boot_rss_mb + 2.0 * f.workers_per_instance as f64 * (f.boot_rss_mb - f.shared_mb);
+    // Granian hands over one worker at a time: one extra process at most.
+    let n = match p.replacement {
+        ReplacementKind::TimedHandover => f.workers_per_instance as usize + 1,
+        _ => 2 * f.workers_per_instance as usize,
+    };
+    let both = f.boot_rss_mb + n as f64 * (f.boot_rss_mb - f.shared_mb);
     if both >= f.container_mb {
         fail(
             "fleet.container_mb",
             format!(
                 "{} MB cannot hold the master and {} freshly booted workers ({both:.0} MB), \
-                 which replacement = \"spawn_then_exit\" may run at once (each successor \
+                 which replacement = \"{}\" may run at once (each successor \
                  boots before its predecessor exits)",
                 f.container_mb,
-                2 * f.workers_per_instance
+                n,
+                replacement_label(p.replacement)
             ),
         )?;
     }
     Ok(())
+}
+
+fn replacement_label(k: ReplacementKind) -> &'static str {
+    match k {
+        ReplacementKind::ExitThenSpawn => "exit_then_spawn",
+        ReplacementKind::SpawnThenExit => "spawn_then_exit",
+        ReplacementKind::DetachAndSpawn => "detach_and_spawn",
+        ReplacementKind::TimedHandover => "timed_handover",
+    }
 }
 
 pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, String)> {
@@ -92,10 +107,8 @@ pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, Str
         sampling,
         triggers: triggers(p)?,
         pipeline,
-        replacement: match p.replacement {
-            ReplacementKind::ExitThenSpawn => Replacement::ExitThenSpawn,
-            ReplacementKind::SpawnThenExit => Replacement::SpawnThenExit,
-        },
+        replacement: super::replace::replacement(p)?,
+        modes: super::replace::modes(p, f)?,
         busy_window_s: p.busy_window_s.ceil() as u64,
     })
 }
