@@ -3,12 +3,14 @@
 //! timeline, and the final summary.
 
 pub mod histogram;
+pub mod kills;
 pub mod rows;
 pub mod summary;
 pub mod threshold;
 pub mod writers;
 
 pub use histogram::LogHistogram;
+pub use kills::{KillCounts, KillPath, KillPaths};
 pub use rows::{
     EventKind, EventRow, LeaseOutcome, NullObserver, Observer, TimelineRow, WorkerSample,
 };

@@ -55,6 +55,8 @@ pub struct Metrics {
     pub evil_kill_requests: u64,
     /// Whole-container OOM kills (`memory.oom.group`).
     pub oom_group_kills: u64,
+    /// The server's kill paths (`sim/kill.rs`), by `KillPath as usize`.
+    pub kill_paths: [super::KillCounts; 3],
     /// Workers replaced by reload waves.
     pub reload_replacements: u64,
     pub oom_kills: u64,
@@ -136,6 +138,9 @@ pub struct Summary {
     /// Workers replaced by reload waves, with `[[platform.reload]]` only.
     #[serde(skip)]
     pub reload_replacements: Option<u64>,
+    /// The kill paths the scenario turns on (`[fleet.kill]`), only those.
+    #[serde(skip)]
+    pub kill_paths: super::KillPaths,
 }
 
 /// One counter of `summary.json` that a gate or trigger keeps.
@@ -344,6 +349,7 @@ impl Metrics {
             evil_kill_requests: None,
             oom_group_kills: None,
             reload_replacements: None,
+            kill_paths: super::KillPaths::default(),
         }
     }
 }
@@ -393,6 +399,8 @@ impl Summary {
             oom_group_kills: Option<u64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             reload_replacements: Option<u64>,
+            #[serde(flatten)]
+            kill_paths: &'a super::KillPaths,
         }
         let body = Body {
             summary: self,
@@ -401,6 +409,7 @@ impl Summary {
             evil_kill_requests: self.evil_kill_requests,
             oom_group_kills: self.oom_group_kills,
             reload_replacements: self.reload_replacements,
+            kill_paths: &self.kill_paths,
         };
         crate::schema::to_json(crate::schema::SUMMARY, &body).expect("a summary serialises")
     }

@@ -11,6 +11,7 @@ mod ahead;
 mod connections;
 mod evil;
 mod invariants;
+mod kill;
 mod lifecycle;
 mod platform;
 mod recycle;
@@ -85,6 +86,12 @@ pub enum Event {
     Reload {
         wave: u32,
     },
+    /// The request on `slot` ran past `fleet.kill.request_timeout_s`.
+    RequestTimeout {
+        worker: u32,
+        generation: u32,
+        slot: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
@@ -110,6 +117,7 @@ impl Lane for Event {
             | Event::Drained { .. }
             | Event::InstanceRestart { .. }
             | Event::Reload { .. }
+            | Event::RequestTimeout { .. }
             | Event::Timeline => 2,
         }
     }
@@ -361,6 +369,11 @@ impl<'s, O: Observer> Sim<'s, O> {
             Event::Drained { worker, generation } => self.on_drained(t, worker, generation),
             Event::InstanceRestart { instance } => self.on_instance_restart(t, instance),
             Event::Reload { wave } => self.on_reload(t, wave),
+            Event::RequestTimeout {
+                worker,
+                generation,
+                slot,
+            } => self.on_request_timeout(t, worker, generation, slot),
         }
         if self.pinned.is_some() {
             self.send_freed(t);
@@ -525,6 +538,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         summary.oom_group_kills = self.sc.platform.oom_group.map(|_| self.m.oom_group_kills);
         summary.reload_replacements =
             (!self.sc.platform.reloads.is_empty()).then_some(self.m.reload_replacements);
+        summary.kill_paths = self.kill_path_totals();
         summary.surge = self.surge.as_ref().map(|s| SurgeTotals {
             episodes: s.episodes().len() as u64,
             episode_s: s.episode_s_within(SimTime::ZERO, end),

@@ -5,8 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod kill;
 mod platform;
 mod policy;
+pub use kill::*;
 pub use platform::*;
 pub use policy::*;
 
@@ -109,12 +111,14 @@ pub struct RawFleet {
     pub shared_mb: f64,
     /// Time from fork to serving the first request.
     pub boot_s: f64,
-    /// How long a draining worker may finish in-flight work before it is killed.
+    /// How long a draining worker may finish in-flight work before it is
+    /// killed, with `fleet.kill.drain_ends = "graceful_timeout"` (the default).
     pub graceful_timeout_s: f64,
     /// Start the window with workers of random age rather than all freshly forked.
     pub warm_start: bool,
     pub leak: RawLeak,
     pub cow: RawCow,
+    pub kill: RawKill,
 }
 
 impl Default for RawFleet {
@@ -131,6 +135,7 @@ impl Default for RawFleet {
             warm_start: true,
             leak: RawLeak::default(),
             cow: RawCow::default(),
+            kill: RawKill::default(),
         }
     }
 }
