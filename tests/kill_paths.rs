@@ -91,8 +91,15 @@ fn a_request_timeout_kills_at_start_plus_the_timeout_and_fails_what_was_in_fligh
         .collect();
     assert!(failed.len() as u64 * 2 >= c.kills - 2);
     assert!(failed.iter().all(|&l| l >= 10_050.0 - 1e-6), "{failed:?}");
-    let exact = failed.iter().filter(|&&l| (l - 10_050.0).abs() < 1e-6).count();
-    assert!(exact * 10 >= failed.len() * 9, "{exact} of {}", failed.len());
+    let exact = failed
+        .iter()
+        .filter(|&&l| (l - 10_050.0).abs() < 1e-6)
+        .count();
+    assert!(
+        exact * 10 >= failed.len() * 9,
+        "{exact} of {}",
+        failed.len()
+    );
     let json = s.to_json();
     assert!(json.contains("\"timeout_kills\"") && json.contains("\"timeout_kill_requests\""));
 
@@ -131,7 +138,12 @@ fn harakiri_on_a_heavy_tail_resets_every_request_of_the_killed_worker() {
     assert!(c.kills > 50, "{}", c.kills);
     assert_eq!(c.kills as usize, kills.len());
     // Each kill resets the request that timed out and the others in flight.
-    assert!(c.requests > c.kills, "{} resets for {} kills", c.requests, c.kills);
+    assert!(
+        c.requests > c.kills,
+        "{} resets for {} kills",
+        c.requests,
+        c.kills
+    );
     assert!(s.requests_reset >= c.requests);
     // The same fleet without harakiri kills nothing.
     let (s, rows) = run(&scenario(&HEAVY), 1);
@@ -182,7 +194,10 @@ fn the_heartbeat_ends_a_uvicorn_drain_14_to_30_s_after_it_began() {
     assert!(c.kills >= 5, "{}", c.kills);
     assert_eq!(c.kills as usize, lengths.len());
     assert_eq!(s.drain_kills, c.kills);
-    assert_eq!(c.requests, c.kills, "concurrency 1: the one request in flight");
+    assert_eq!(
+        c.requests, c.kills,
+        "concurrency 1: the one request in flight"
+    );
     // Within (30 - 16, 30] s of the drain's start, never at graceful_timeout.
     for l in &lengths {
         assert!(*l > 14.0 && *l <= 30.0, "{lengths:?}");
@@ -200,15 +215,24 @@ fn the_heartbeat_ends_a_uvicorn_drain_14_to_30_s_after_it_began() {
     assert!(!s.to_json().contains("heartbeat"));
     let lengths = drain_lengths(&rows, None);
     assert!(!lengths.is_empty());
-    assert!(lengths.iter().all(|l| (l - 30.0).abs() < 1e-6), "{lengths:?}");
+    assert!(
+        lengths.iter().all(|l| (l - 30.0).abs() < 1e-6),
+        "{lengths:?}"
+    );
     assert_eq!(s.drain_kills as usize, lengths.len());
 }
 
 #[test]
 fn uwsgi_mercy_kills_a_reload_still_busy_at_60_s() {
     let sc = preset("uwsgi-reload-on-rss", &[]);
-    assert_eq!(sc.fleet.kill.drain, DrainDeadline::Mercy(SimTime::from_secs(60)));
-    assert_eq!(sc.fleet.kill.request_timeout, None, "harakiri is off by default");
+    assert_eq!(
+        sc.fleet.kill.drain,
+        DrainDeadline::Mercy(SimTime::from_secs(60))
+    );
+    assert_eq!(
+        sc.fleet.kill.request_timeout, None,
+        "harakiri is off by default"
+    );
     // Threads, so a reload after one request leaves others in flight, and
     // requests long enough to outlast the mercy.
     let sets = [
@@ -224,15 +248,24 @@ fn uwsgi_mercy_kills_a_reload_still_busy_at_60_s() {
     assert_eq!(c.kills as usize, lengths.len());
     assert_eq!(s.drain_kills, c.kills);
     assert!(c.requests >= c.kills);
-    assert!(lengths.iter().all(|l| (l - 60.0).abs() < 1e-6), "{lengths:?}");
+    assert!(
+        lengths.iter().all(|l| (l - 60.0).abs() < 1e-6),
+        "{lengths:?}"
+    );
     assert!(s.to_json().contains("\"mercy_kills\""));
 }
 
 #[test]
 fn each_preset_carries_its_kill_paths() {
     let timeout = |name: &str| preset(name, &[]).fleet.kill.request_timeout;
-    assert_eq!(timeout("gunicorn-max-requests"), Some(SimTime::from_secs(30)));
-    assert_eq!(timeout("unicorn-worker-killer"), Some(SimTime::from_secs(60)));
+    assert_eq!(
+        timeout("gunicorn-max-requests"),
+        Some(SimTime::from_secs(30))
+    );
+    assert_eq!(
+        timeout("unicorn-worker-killer"),
+        Some(SimTime::from_secs(60))
+    );
     for off in [
         "puma-worker-killer",
         "php-fpm-max-requests",
@@ -287,17 +320,26 @@ fn replay_reads_the_kill_rows_back() {
 #[test]
 fn bad_kill_settings_name_their_key() {
     let e = common::try_scenario(&["fleet.kill.request_timeout_s=-1"]).unwrap_err();
-    assert_eq!(e.key.as_deref(), Some("fleet.kill.request_timeout_s"), "{e}");
+    assert_eq!(
+        e.key.as_deref(),
+        Some("fleet.kill.request_timeout_s"),
+        "{e}"
+    );
     let e = common::try_scenario(&["fleet.kill.heartbeat_timeout_s=1"]).unwrap_err();
-    assert_eq!(e.key.as_deref(), Some("fleet.kill.heartbeat_timeout_s"), "{e}");
+    assert_eq!(
+        e.key.as_deref(),
+        Some("fleet.kill.heartbeat_timeout_s"),
+        "{e}"
+    );
     let e = common::try_scenario(&["fleet.kill.mercy_s=0"]).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("fleet.kill.mercy_s"), "{e}");
-    let e = common::try_scenario(&[
-        "fleet.kill.request_timeout_s=5",
-        "engine.mode=aggregate",
-    ])
-    .unwrap_err();
-    assert_eq!(e.key.as_deref(), Some("fleet.kill.request_timeout_s"), "{e}");
+    let e = common::try_scenario(&["fleet.kill.request_timeout_s=5", "engine.mode=aggregate"])
+        .unwrap_err();
+    assert_eq!(
+        e.key.as_deref(),
+        Some("fleet.kill.request_timeout_s"),
+        "{e}"
+    );
     assert!(e.reason.contains("exact"), "{e}");
     let e = common::try_scenario(&["fleet.kill.drain_ends=never"]).unwrap_err();
     assert!(e.to_string().contains("drain_ends"), "{e}");

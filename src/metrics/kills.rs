@@ -18,7 +18,11 @@ pub enum KillPath {
 }
 
 impl KillPath {
-    pub const ALL: [KillPath; 3] = [KillPath::RequestTimeout, KillPath::Heartbeat, KillPath::Mercy];
+    pub const ALL: [KillPath; 3] = [
+        KillPath::RequestTimeout,
+        KillPath::Heartbeat,
+        KillPath::Mercy,
+    ];
 
     /// The summary.json prefix.
     pub fn label(self) -> &'static str {

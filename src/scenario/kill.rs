@@ -47,7 +47,6 @@ impl DrainDeadline {
             }
         }
     }
-
 }
 
 #[cfg(test)]

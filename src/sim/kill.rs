@@ -66,7 +66,10 @@ impl<O: Observer> Sim<'_, O> {
         if worker.generation != generation {
             return; // killed or recycled since: its requests are gone
         }
-        debug_assert!(worker.slots[slot as usize].is_some(), "a timed-out slot is busy");
+        debug_assert!(
+            worker.slots[slot as usize].is_some(),
+            "a timed-out slot is busy"
+        );
         let facts = self.kill_facts(t, worker.instance, KillPath::RequestTimeout.branch());
         self.worker_row(t, w, EventKind::TimeoutKill, Some(facts));
         self.kill_worker(t, w, KillPath::RequestTimeout);
