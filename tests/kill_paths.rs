@@ -344,3 +344,28 @@ fn bad_kill_settings_name_their_key() {
     let e = common::try_scenario(&["fleet.kill.drain_ends=never"]).unwrap_err();
     assert!(e.to_string().contains("drain_ends"), "{e}");
 }
+
+#[test]
+fn the_aggregate_mode_ends_drains_at_the_same_deadline() {
+    // 40 s requests: a busy drain's residual (20 s) often outlasts the
+    // heartbeat's deadline, and the kill is counted as in exact mode.
+    let sets = [
+        "engine.mode=aggregate",
+        "run.duration_h=24",
+        "workload.service=constant",
+        "workload.service_mean_ms=40000",
+        "workload.rps=0.1",
+        "fleet.concurrency=8",
+    ];
+    let (s, rows) = run(&scenario(&sets), 1);
+    let c = s.kill_paths.get(KillPath::Heartbeat).unwrap();
+    assert!(c.kills > 0, "{}", c.kills);
+    assert_eq!(s.drain_kills, c.kills);
+    assert_eq!(
+        rows_of(&rows, EventKind::DrainKilled, Some("heartbeat_kill")).len() as u64,
+        c.kills
+    );
+    for l in drain_lengths(&rows, Some("heartbeat_kill")) {
+        assert!(l > 14.0 && l <= 30.0, "{l}");
+    }
+}
