@@ -66,6 +66,16 @@ pub use sim::{Sim, SimError, SimOutput, run_summary};
 /// `[policy.forkbomb]` and `[fleet.cold_start]` tables. Of the pinned
 /// digests only Passenger's moved; the other scenarios, the seeds'
 /// default among them, give model 5's summaries.
+/// Also 6, the kill paths (issue 16 item 6, `[fleet.kill]`): every
+/// `scenario.toml` has the new table; the seeds' default (gunicorn +
+/// UvicornWorker) ends a drain at gunicorn's heartbeat instead of the
+/// graceful timeout, which writes `heartbeat_kills` and
+/// `heartbeat_kill_requests` into its summary.json (0 on the default's
+/// service times: events.csv, timeline.csv and every other figure as
+/// model 5 wrote them, seeds 1-5); the gunicorn sync and unicorn presets
+/// time requests out (`timeout_kills`), uWSGI's mercy is counted apart
+/// (`mercy_kills`). The pinned digests (the summary without those keys)
+/// did not move.
 ///
 /// `tests/model_version.rs` pins a few scenario/seed pairs per mode: an
 /// output change without a bump fails it.

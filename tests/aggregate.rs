@@ -371,6 +371,7 @@ fn a_drain_kill_after_a_busy_drain_finds_work_in_flight() {
                 "workload.rps=30",
                 "workload.profile=constant",
                 "fleet.graceful_timeout_s=0.1",
+                "fleet.kill.drain_ends=graceful_timeout",
                 "client.keepalive_conns_per_worker=0",
                 "policy.busy_rps=100",
                 &c,

@@ -23,6 +23,7 @@ fn lab_like(extra: &[&str]) -> Scenario {
         "fleet.shared_mb=93",
         "fleet.boot_s=0.3",
         "fleet.graceful_timeout_s=1.5",
+        "fleet.kill.drain_ends=graceful_timeout",
         "fleet.warm_start=false",
         "fleet.leak.distribution=lognormal",
         "fleet.leak.mean_mb_per_request=0.17",
@@ -266,7 +267,11 @@ fn pinned_survives_kills_queues_and_a_full_listen_queue() {
             "fleet.boot_s=2",
         ][..],
         &["policy.replacement=spawn_then_exit"][..],
-        &["client.retries=0", "fleet.graceful_timeout_s=0.001"][..],
+        &[
+            "client.retries=0",
+            "fleet.graceful_timeout_s=0.001",
+            "fleet.kill.drain_ends=graceful_timeout",
+        ][..],
         // A per-request trigger recycles a worker with requests queued on
         // its connections (found by the sim fuzz target): the drain serves
         // them before it exits.
@@ -275,6 +280,7 @@ fn pinned_survives_kills_queues_and_a_full_listen_queue() {
             "policy.max_requests.enabled=true",
             "policy.max_requests.requests=150",
             "fleet.graceful_timeout_s=0",
+            "fleet.kill.drain_ends=graceful_timeout",
         ][..],
     ] {
         let mut sets = vec!["client.connections=pinned", "client.server_keepalive_s=0.5"];

@@ -108,6 +108,7 @@ const ROWS: &[Row] = &[
             "workload.service_mean_ms=20000",
             "workload.rps=0.25",
             "fleet.graceful_timeout_s=2",
+            "fleet.kill.drain_ends=graceful_timeout",
             "fleet.leak.mean_mb_per_request=3",
             "run.duration_h=12",
         ],
@@ -342,6 +343,20 @@ fn random_sets() -> impl Strategy<Value = Vec<String>> {
                 format!("fleet.container_mb={}", (booted + 1.0 + spare_mb).ceil()),
                 format!("fleet.boot_s={boot}"),
                 format!("fleet.graceful_timeout_s={graceful}"),
+                // The kill paths, from draws already made: every drain
+                // deadline, and a request timeout near the service times.
+                format!(
+                    "fleet.kill.drain_ends={}",
+                    ["graceful_timeout", "heartbeat", "mercy"][every as usize % 3]
+                ),
+                format!(
+                    "fleet.kill.request_timeout_s={}",
+                    if every % 2 == 0 {
+                        0.0
+                    } else {
+                        service_ms * 3.0 / 1000.0
+                    }
+                ),
                 format!("fleet.warm_start={warm}"),
                 format!("fleet.leak.distribution={dist}"),
                 format!("fleet.leak.mean_mb_per_request={leak_mb}"),

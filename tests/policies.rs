@@ -276,6 +276,7 @@ fn spawn_then_exit_waits_for_a_spare_struct() {
         "fleet.concurrency=4",
         "fleet.boot_s=1",
         "fleet.graceful_timeout_s=60",
+        "fleet.kill.drain_ends=graceful_timeout",
         "workload.rps=8",
         "workload.service_mean_ms=20000",
         "workload.service_p99_ms=80000",

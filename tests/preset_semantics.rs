@@ -71,7 +71,10 @@ fn uwsgi_never_reloads_a_worker_younger_than_min_worker_lifetime() {
 #[test]
 fn uwsgi_mercy_is_60_s_and_the_collector_reads_every_3_s() {
     let sc = preset("uwsgi-reload-on-rss", &[]);
-    assert_eq!(sc.fleet.graceful_timeout, SimTime::from_secs(60));
+    assert_eq!(
+        sc.fleet.kill.drain,
+        fleetsim::scenario::DrainDeadline::Mercy(SimTime::from_secs(60))
+    );
     let evil = sc.policy.triggers.evil_rss.as_ref().unwrap();
     assert_eq!(evil.collector_interval, SimTime::from_secs(3));
     assert_eq!(evil.limit_mb, 650.0);

@@ -9,7 +9,7 @@ mod common;
 use common::replay::*;
 use common::scenario;
 use fleetsim::Sim;
-use fleetsim::metrics::{CsvObserver, Summary};
+use fleetsim::metrics::{CsvObserver, KillPath, Summary};
 use fleetsim::replay::analyse::Regime;
 use fleetsim::replay::{self, Options, Recording, import};
 use proptest::prelude::*;
@@ -186,6 +186,13 @@ fn run_then_replay_reads_every_row_back() {
             "policy.max_requests.enabled=true",
             "policy.max_requests.requests=3",
         ],
+        // Kill paths: request timeouts on a heavy tail, heartbeat drains.
+        &[
+            "run.duration_h=12",
+            "workload.service_mean_ms=2000",
+            "workload.service_p99_ms=28000",
+            "fleet.kill.request_timeout_s=20",
+        ],
     ];
     for sets in cases {
         let (text, s) = simulate(sets, 5);
@@ -198,6 +205,10 @@ fn run_then_replay_reads_every_row_back() {
         assert_eq!(a.events.len(), rows.len(), "{sets:?}: no kind invented");
         assert_eq!(a.sources[0].unparsed_count, 0);
         check_against_summary(one_regime(&a), &s, sets);
+        let timeouts = (s.kill_paths.get(KillPath::RequestTimeout)).map_or(0, |c| c.kills);
+        assert_eq!(a.totals.timeout_kills as u64, timeouts, "{sets:?}");
+        assert_eq!(a.totals.drain_killed as u64, s.drain_kills, "{sets:?}");
+        assert_eq!(a.totals.oom_kills as u64, s.oom_kills, "{sets:?}");
     }
 }
 

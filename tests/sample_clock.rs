@@ -42,6 +42,11 @@ fn wall_clock_samples_land_on_multiples_of_the_tick() {
 
 #[test]
 fn per_instance_samples_share_their_instance_phase() {
+    // The Granian preset's own clock (one watcher per server).
+    assert_eq!(
+        run(&[]).recycles.len(),
+        run(&["policy.sample_clock=per_instance"]).recycles.len()
+    );
     let m = run(&["policy.sample_clock=per_instance"]);
     assert!(m.recycles.len() > 50);
     let by = phases(&m);
@@ -51,8 +56,8 @@ fn per_instance_samples_share_their_instance_phase() {
     // Two instances, two phases drawn apart.
     let firsts: Vec<u64> = by.values().map(|ps| ps[0]).collect();
     assert!(firsts.len() == 2 && firsts[0] != firsts[1], "{firsts:?}");
-    // Per-worker phases (the default) do not line up.
-    let own = phases(&run(&[]));
+    // Per-worker phases (the seeds' sampler) do not line up.
+    let own = phases(&run(&["policy.sample_clock=per_worker"]));
     assert!(own.values().any(|ps| ps.iter().any(|&p| p != ps[0])));
 }
 

@@ -3,6 +3,7 @@
 //! timeline, and the final summary.
 
 pub mod histogram;
+pub mod kills;
 pub mod replacement;
 pub mod rows;
 pub mod summary;
@@ -10,6 +11,7 @@ pub mod threshold;
 pub mod writers;
 
 pub use histogram::LogHistogram;
+pub use kills::{KillCounts, KillPath, KillPaths};
 pub use replacement::ReplacementTotals;
 pub use rows::{
     EventKind, EventRow, LeaseOutcome, NullObserver, Observer, TimelineRow, WorkerSample,

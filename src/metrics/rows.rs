@@ -14,17 +14,20 @@ pub enum EventKind {
     DrainKilled,
     /// The master SIGKILLed a worker over its evil RSS limit (no drain).
     EvilKill,
+    /// A request ran past the request timeout: the master killed its worker.
+    TimeoutKill,
     RetryOk,
     FetchFailed,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 7] = [
+    pub const ALL: [EventKind; 8] = [
         EventKind::WorkerRecycled,
         EventKind::RecycleHeld,
         EventKind::OomKill,
         EventKind::DrainKilled,
         EventKind::EvilKill,
+        EventKind::TimeoutKill,
         EventKind::RetryOk,
         EventKind::FetchFailed,
     ];
@@ -41,6 +44,7 @@ impl EventKind {
             EventKind::OomKill => "oom_kill",
             EventKind::DrainKilled => "drain_killed",
             EventKind::EvilKill => "evil_kill",
+            EventKind::TimeoutKill => "timeout_kill",
             EventKind::RetryOk => "retry_ok",
             EventKind::FetchFailed => "fetch_failed",
         }

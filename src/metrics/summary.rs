@@ -55,6 +55,8 @@ pub struct Metrics {
     pub evil_kill_requests: u64,
     /// Whole-container OOM kills (`memory.oom.group`).
     pub oom_group_kills: u64,
+    /// The server's kill paths (`sim/kill.rs`), by `KillPath as usize`.
+    pub kill_paths: [super::KillCounts; 3],
     /// Workers replaced by reload waves.
     pub reload_replacements: u64,
     pub oom_kills: u64,
@@ -139,6 +141,9 @@ pub struct Summary {
     /// The replacement modes' figures, each only when its mode is on.
     #[serde(skip)]
     pub replacement: super::replacement::ReplacementTotals,
+    /// The kill paths the scenario turns on (`[fleet.kill]`), only those.
+    #[serde(skip)]
+    pub kill_paths: super::KillPaths,
 }
 
 /// One counter of `summary.json` that a gate or trigger keeps.
@@ -348,6 +353,7 @@ impl Metrics {
             oom_group_kills: None,
             reload_replacements: None,
             replacement: Default::default(),
+            kill_paths: super::KillPaths::default(),
         }
     }
 }
@@ -399,6 +405,7 @@ impl Summary {
             reload_replacements: Option<u64>,
             #[serde(flatten)]
             replacement: &'a super::replacement::ReplacementTotals,
+            kill_paths: &'a super::KillPaths,
         }
         let body = Body {
             summary: self,
@@ -408,6 +415,7 @@ impl Summary {
             oom_group_kills: self.oom_group_kills,
             reload_replacements: self.reload_replacements,
             replacement: &self.replacement,
+            kill_paths: &self.kill_paths,
         };
         crate::schema::to_json(crate::schema::SUMMARY, &body).expect("a summary serialises")
     }

@@ -32,11 +32,12 @@ use std::collections::BTreeSet;
 pub const JOIN_WINDOW_S: f64 = 35.0;
 
 /// The kinds joined across files.
-pub const JOINED: [EventKind; 4] = [
+pub const JOINED: [EventKind; 5] = [
     EventKind::WorkerRecycled,
     EventKind::OomKill,
     EventKind::EvilKill,
     EventKind::DrainKilled,
+    EventKind::TimeoutKill,
 ];
 
 fn joinable(a: &Event, b: &Event) -> bool {

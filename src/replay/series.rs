@@ -185,7 +185,10 @@ impl Recording {
 
 /// Whether event `e` ends a worker process.
 fn ends_a_life(e: &Event) -> bool {
-    e.is_recycle() || e.is(EventKind::OomKill) || e.is(EventKind::EvilKill)
+    e.is_recycle()
+        || e.is(EventKind::OomKill)
+        || e.is(EventKind::EvilKill)
+        || e.is(EventKind::TimeoutKill)
 }
 
 /// One key's samples (in time order) cut into lifetimes.

@@ -6,11 +6,13 @@
 //! and what is wrong, on one line.
 
 mod budget;
+pub mod kill;
 pub mod load;
 pub mod raw;
 mod validate;
 
 pub use budget::estimated_events;
+pub use kill::{DrainDeadline, Kill};
 pub use load::{DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME, Override, load, parse_override};
 pub use raw::RawScenario;
 pub(crate) use validate::checks;
@@ -111,6 +113,8 @@ pub struct Fleet {
     pub cow: Option<Cow>,
     pub boot: SimTime,
     pub graceful_timeout: SimTime,
+    /// The server's kill paths (`[fleet.kill]`).
+    pub kill: Kill,
     pub warm_start: bool,
     pub leak: LeakModel,
     /// Mean transient working set of a request, MB (0 = none): raises a

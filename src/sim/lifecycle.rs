@@ -331,7 +331,7 @@ impl<O: Observer> Sim<'_, O> {
         } else {
             let generation = worker.generation;
             self.q.schedule(
-                t + self.sc.fleet.graceful_timeout,
+                self.drain_deadline(t, w),
                 Event::DrainDeadline {
                     worker: w,
                     generation,
@@ -345,10 +345,7 @@ impl<O: Observer> Sim<'_, O> {
         if worker.generation != generation || worker.state != WorkerState::Draining {
             return;
         }
-        self.m.drain_kills += 1;
-        self.worker_row(t, w, EventKind::DrainKilled, None);
-        self.kill_in_flight(t, w);
-        self.exit(t, w);
+        self.drain_kill(t, w);
     }
 
     /// Fails every request in flight on `w` with a connection reset.

@@ -11,6 +11,7 @@ mod ahead;
 mod connections;
 mod evil;
 mod invariants;
+mod kill;
 mod lifecycle;
 mod platform;
 mod recycle;
@@ -100,6 +101,12 @@ pub enum Event {
     MasterWake {
         instance: u32,
     },
+    /// The request on `slot` ran past `fleet.kill.request_timeout_s`.
+    RequestTimeout {
+        worker: u32,
+        generation: u32,
+        slot: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
@@ -128,6 +135,7 @@ impl Lane for Event {
             | Event::Handover { .. }
             | Event::RollingRestart { .. }
             | Event::MasterWake { .. }
+            | Event::RequestTimeout { .. }
             | Event::Timeline => 2,
         }
     }
@@ -392,6 +400,11 @@ impl<'s, O: Observer> Sim<'s, O> {
                 self.on_rolling_restart(t, instance, epoch)
             }
             Event::MasterWake { instance } => self.on_master_wake(t, instance),
+            Event::RequestTimeout {
+                worker,
+                generation,
+                slot,
+            } => self.on_request_timeout(t, worker, generation, slot),
         }
         if self.pinned.is_some() {
             self.send_freed(t);
@@ -558,6 +571,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         summary.reload_replacements =
             (!self.sc.platform.reloads.is_empty()).then_some(self.m.reload_replacements);
         summary.replacement = self.replacement_totals();
+        summary.kill_paths = self.kill_path_totals();
         summary.surge = self.surge.as_ref().map(|s| SurgeTotals {
             episodes: s.episodes().len() as u64,
             episode_s: s.episode_s_within(SimTime::ZERO, end),

@@ -187,6 +187,7 @@ impl<O: Observer> Sim<'_, O> {
                 slot,
             },
         );
+        self.arm_request_timeout(t, w, slot, req.service);
     }
 
     pub(super) fn on_service_done(&mut self, t: SimTime, w: u32, generation: u32, slot: u32) {

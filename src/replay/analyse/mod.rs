@@ -141,6 +141,8 @@ pub struct Totals {
     pub oom_kills: usize,
     pub evil_kills: usize,
     pub drain_killed: usize,
+    /// Workers killed over a request or heartbeat timeout (`timeout_kill`).
+    pub timeout_kills: usize,
 }
 
 /// How files recording the same happenings were joined (`assemble`).
@@ -207,7 +209,7 @@ pub fn analyse(rec: &Recording, opts: &Options) -> Analysis {
             duplicates_dropped: rec.duplicates_dropped,
             rule: format!(
                 "an event of a later file joins the nearest event of an earlier file of the same \
-                 kind (recycle, OOM kill, evil kill, drain kill) on the same instance, with the \
+                 kind (recycle, OOM kill, evil kill, drain kill, timeout kill) on the same instance, with the \
                  same worker when both name one, within {:.0} s; the richer row is kept, the \
                  other's fields fill its gaps; rows identical to an earlier file's are dropped",
                 super::JOIN_WINDOW_S
@@ -243,6 +245,7 @@ fn totals(rec: &Recording) -> Totals {
         oom_kills: rec.count(EventKind::OomKill),
         evil_kills: rec.count(EventKind::EvilKill),
         drain_killed: rec.count(EventKind::DrainKilled),
+        timeout_kills: rec.count(EventKind::TimeoutKill),
     }
 }
 

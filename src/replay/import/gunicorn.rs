@@ -9,7 +9,7 @@
 //! | `Autorestarting worker after current request.` | `gunicorn/workers/sync.py`, `gthread.py`, `base_async.py`, `gtornado.py` | a recycle, trigger `max_requests`; the worker is the line's pid |
 //! | `Worker exiting (pid: N)` | `gunicorn/arbiter.py` `spawn_worker` | the end of worker N: a recycle with no trigger when no other line explains it (see `server.rs`) |
 //! | `Worker (pid:N) was sent SIGKILL! Perhaps out of memory?` | `arbiter.py` `reap_workers` | an OOM kill, unless N timed out first |
-//! | `WORKER TIMEOUT (pid:N)` | `arbiter.py` `murder_workers` | a `drain_killed` when N was draining after a recycle, else `worker_timeout` |
+//! | `WORKER TIMEOUT (pid:N)` | `arbiter.py` `murder_workers` | a `drain_killed` when N was draining after a recycle, else `timeout_kill` |
 //! | `Worker (pid:N) exited with code N` (with or without a final `.`) | `arbiter.py` `reap_workers` | a crash: N's exit is no recycle |
 //! | `Worker (pid:N) was sent SIGTERM!` / `was sent code N!` | `arbiter.py` `reap_workers` | known, no event |
 //! | `Exception in worker process` | `arbiter.py` `spawn_worker` | a crash of the line's pid |
@@ -168,7 +168,7 @@ mod tests {
             [
                 "worker_recycled",
                 "oom_kill",
-                "worker_timeout",
+                "timeout_kill",
                 "worker_recycled"
             ]
         );

@@ -51,7 +51,8 @@ pub enum Fired {
     /// out or an evil reload or drain deadline of the worker sent it.
     SigKill { worker: String },
     /// A request timeout (gunicorn's heartbeat, uWSGI's harakiri): a
-    /// `drain_killed` when the worker was draining, else `worker_timeout`.
+    /// `drain_killed` when the worker was draining, else `timeout_kill` (the
+    /// simulator's request-timeout kill, `sim/kill.rs`).
     Timeout { worker: Option<String> },
     /// A worker process ended; a recycle when nothing else explains it.
     Exit { worker: String },
@@ -73,9 +74,6 @@ pub struct Fields {
 
 /// A format's rule: the rule's name and what it read, or `None`.
 pub type Rule = fn(&Envelope) -> Option<(&'static str, Fired)>;
-
-/// The label of a request-timeout kill of a worker that was not draining.
-pub const WORKER_TIMEOUT: &str = "worker_timeout";
 
 /// The label of a worker that exited with an error (`exited with code 1`).
 pub const WORKER_CRASHED: &str = "worker_crashed";
@@ -212,7 +210,7 @@ fn apply(st: &mut State, fired: Fired, t: f64, origin: Origin) {
             let kind = if draining {
                 Kind::Known(EventKind::DrainKilled)
             } else {
-                Kind::Other(WORKER_TIMEOUT.to_string())
+                Kind::Known(EventKind::TimeoutKill)
             };
             if let Some(w) = &worker {
                 st.timed_out.insert(w.clone());

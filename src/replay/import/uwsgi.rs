@@ -194,7 +194,7 @@ mod tests {
                 "evil_kill",
                 "oom_kill",
                 "worker_recycled",
-                "worker_timeout"
+                "timeout_kill"
             ]
         );
         assert_eq!(p.events[0].trigger.as_deref(), Some("rss_limit"));

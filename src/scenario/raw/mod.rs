@@ -5,9 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
+mod kill;
 mod platform;
 mod policy;
 mod replace;
+pub use kill::*;
 pub use platform::*;
 pub use policy::*;
 pub use replace::*;
@@ -111,13 +113,15 @@ pub struct RawFleet {
     pub shared_mb: f64,
     /// Time from fork to serving the first request.
     pub boot_s: f64,
-    /// How long a draining worker may finish in-flight work before it is killed.
+    /// How long a draining worker may finish in-flight work before it is
+    /// killed, with `fleet.kill.drain_ends = "graceful_timeout"` (the default).
     pub graceful_timeout_s: f64,
     /// Start the window with workers of random age rather than all freshly forked.
     pub warm_start: bool,
     pub leak: RawLeak,
     pub cow: RawCow,
     pub cold_start: RawColdStart,
+    pub kill: RawKill,
 }
 
 impl Default for RawFleet {
@@ -135,6 +139,7 @@ impl Default for RawFleet {
             leak: RawLeak::default(),
             cow: RawCow::default(),
             cold_start: RawColdStart::default(),
+            kill: RawKill::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! holds the run, engine, fleet, workload and client tables.
 
 pub(crate) mod checks;
+mod kill;
 mod platform;
 mod policy;
 mod replace;
@@ -40,6 +41,9 @@ fn build(
     }
     positive("run.timeline_step_s", raw.run.timeline_step_s)?;
     let fleet = fleet(&raw.fleet)?;
+    if raw.engine.mode == EngineMode::Aggregate {
+        kill::exact_only(&fleet.kill)?;
+    }
     let workload = workload(&raw.workload, series)?;
     let client = client(&raw.client)?;
     if raw.engine.mode == EngineMode::Aggregate
@@ -188,6 +192,7 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         cow: memory.cow,
         boot: duration("fleet.boot_s", f.boot_s)?,
         graceful_timeout: duration("fleet.graceful_timeout_s", f.graceful_timeout_s)?,
+        kill: kill::kill(f)?,
         warm_start: f.warm_start,
         surge: surge(l.surge.as_ref(), f.container_mb)?,
         transient_mean_mb: l.transient_mean_mb,

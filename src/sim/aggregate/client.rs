@@ -177,8 +177,8 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// Starts the wait for a draining worker's in-flight work: none (exit
-    /// now), the mean residual service time, or the graceful timeout if
-    /// that is shorter (then the drain kills, as in exact mode).
+    /// now), the mean residual service time, or the drain deadline
+    /// (`sim/kill.rs`) if that is sooner (then the drain kills, as in exact mode).
     pub(in crate::sim) fn leap_drain(&mut self, t: SimTime, w: u32) {
         // One slot is busy a fraction `occupancy` of the time; with more
         // slots, some request is in flight as often as an M/G/inf server
@@ -196,7 +196,7 @@ impl<O: Observer> Sim<'_, O> {
         let generation = self.workers[w as usize].generation;
         self.agg().drain_busy[w as usize] = Some(generation);
         let residual = self.agg().residual;
-        let graceful = self.sc.fleet.graceful_timeout;
+        let graceful = self.drain_deadline(t, w) - t;
         let ev = if residual < graceful {
             Event::Drained {
                 worker: w,
