@@ -455,3 +455,69 @@ fn a_planted_symlink_is_never_written_through() {
         assert!(meta.file_type().is_file(), "{name} is still a link");
     }
 }
+
+/// A value refused only in combination with another parameter's value
+/// (a jitter of 200 MB is too wide for a 500 MB limit, not for 600 MB) is
+/// no up-front refusal: the sweep runs, and the combinations the scenario
+/// refuses are failed trials whose `error` column names the key.
+#[test]
+fn a_cross_key_combination_is_a_failed_trial_not_a_refusal() {
+    let dir = TempDir::new("hostile-cross");
+    let sweep = dir.path().join("cross.toml");
+    std::fs::write(
+        &sweep,
+        "replications = 1\nhours = 0.05\n\
+         [[param]]\nkey = \"policy.jitter_mb\"\nvalues = [40.0, 200.0]\n\
+         [[param]]\nkey = \"policy.base_limit_mb\"\nvalues = [500.0, 600.0]\n\
+         [[objective]]\nmetric = \"recycles\"\ndirection = \"minimize\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (o, _) = fleetsim(
+        &[
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let trials = std::fs::read_to_string(out.join("trials.csv")).unwrap();
+    let failed: Vec<&str> = trials
+        .lines()
+        .filter(|l| l.contains("recycle at birth"))
+        .collect();
+    // Only 200 MB over a 500 MB limit (500 - 200 is below boot RSS) fails.
+    assert_eq!(failed.len(), 1, "{trials}");
+    assert!(failed[0].contains("policy.base_limit_mb"), "{}", failed[0]);
+    // The same value alone against a base it can never fit is refused.
+    std::fs::write(
+        &sweep,
+        "replications = 1\nhours = 0.05\n\
+         [[param]]\nkey = \"policy.jitter_mb\"\nvalues = [40.0, 200.0]\n\
+         [[param]]\nkey = \"policy.base_limit_mb\"\nvalues = [500.0, 520.0]\n\
+         [[objective]]\nmetric = \"recycles\"\ndirection = \"minimize\"\n",
+    )
+    .unwrap();
+    let r = fleetsim(
+        &[
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    refused(
+        "jitter 200 under every limit",
+        &r,
+        2,
+        &[
+            "cross.toml:4: key `param[0]`",
+            "`policy.jitter_mb` = 200.0",
+            "whatever the other parameters are",
+        ],
+    );
+}
