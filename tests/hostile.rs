@@ -9,8 +9,8 @@ mod common;
 
 use common::TempDir;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 /// Every refusal here is checked before work starts: well under this.
 const FAST: Duration = Duration::from_secs(10);
@@ -28,14 +28,7 @@ fn corpus(sub: &str) -> Vec<PathBuf> {
 }
 
 fn fleetsim(args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
-    let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
-        .args(args)
-        .env_remove("FLEETSIM_MAX_INPUT_MB")
-        .envs(env.iter().copied())
-        .output()
-        .expect("the binary runs");
-    (out, start.elapsed())
+    common::fleetsim_timed(None, args, env)
 }
 
 /// Exit `code`, one line on stderr holding every fragment, no panic, fast.

@@ -6,29 +6,24 @@
 //! `cases.tsv`, each case's command, exit code and the fragments its
 //! message must hold: the file's name, the line and the key or column.
 //! Each runs here into a fresh `--out`: the exit code as expected, one line
-//! on stderr for a refusal, no panic, and fast. Named pipes cannot be
-//! committed, so their cases are made here.
+//! on stderr for a refusal, no panic, and fast. A case's command may be a
+//! template (`sweep FILE --threads 0 --out OUT`; flags on every
+//! subcommand). Named pipes, symbolic links, directories and unreadable
+//! files cannot be committed, so `special/NAME.HOW` cases are made here.
 
 mod common;
 
 use common::TempDir;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A refusal comes before any work; an accepted recording is analysed in
 /// well under this.
 const FAST: Duration = Duration::from_secs(10);
 
 fn fleetsim(cwd: &Path, args: &[&str]) -> (Output, Duration) {
-    let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("FLEETSIM_MAX_INPUT_MB")
-        .output()
-        .expect("the binary runs");
-    (out, start.elapsed())
+    common::fleetsim_timed(Some(cwd), args, &[])
 }
 
 /// What is wrong with one outcome, if anything.
