@@ -50,7 +50,7 @@ fn build(
     if rows > MAX_TIMELINE_ROWS {
         fail(
             "run.timeline_step_s",
-            &format!(
+            format!(
                 "{} s over {} h is {rows:.0} timeline rows, over the limit of {MAX_TIMELINE_ROWS:.0}: \
                  use a step of at least {:.4} s",
                 raw.run.timeline_step_s,
@@ -325,7 +325,7 @@ fn workload(
         };
         fail(
             key,
-            &format!(
+            format!(
                 "a rate of {} requests/s is over {MAX_RPS:.0}: no fleet serves it, and no run could simulate it",
                 profile.peak_rate()
             ),
