@@ -85,27 +85,27 @@ pub fn check_values(path: &Path, text: &str, sweep: &Sweep, base: &Base) -> Resu
         .collect();
     // The base as every trial starts from it: `[fixed]` over it (and
     // `hours`, which `Base` applies).
-    if !sweep.fixed.is_empty() || sweep.hours.is_some() {
-        if let Some(e) = refused_everywhere(base, &sweep.fixed, sweep, &all, None) {
-            // The `[fixed]` key the error names, else the first; `hours`
-            // when there is no `[fixed]`.
-            let named = sweep
-                .fixed
-                .iter()
-                .find(|(k, _)| Some(k.as_str()) == e.key.as_deref())
-                .or(sweep.fixed.first());
-            let (key, subject) = match named {
-                Some((k, v)) => (format!("fixed.{k}"), format!("`{k}` = {}", short(v))),
-                None => ("hours".to_string(), "`hours`".to_string()),
-            };
-            let line = fleetsim::scenario::load::find_key_line(text, &key)
-                .map_or(String::new(), |l| format!(":{l}"));
-            return Err(Failure::input(format!(
-                "{}{line}: key `{key}`: {subject}: refused by the scenario whatever the parameters are: {}",
-                path.display(),
-                reason_of(&e),
-            )));
-        }
+    if (!sweep.fixed.is_empty() || sweep.hours.is_some())
+        && let Some(e) = refused_everywhere(base, &sweep.fixed, sweep, &all, None)
+    {
+        // The `[fixed]` key the error names, else the first; `hours`
+        // when there is no `[fixed]`.
+        let named = sweep
+            .fixed
+            .iter()
+            .find(|(k, _)| Some(k.as_str()) == e.key.as_deref())
+            .or(sweep.fixed.first());
+        let (key, subject) = match named {
+            Some((k, v)) => (format!("fixed.{k}"), format!("`{k}` = {}", short(v))),
+            None => ("hours".to_string(), "`hours`".to_string()),
+        };
+        let line = fleetsim::scenario::load::find_key_line(text, &key)
+            .map_or(String::new(), |l| format!(":{l}"));
+        return Err(Failure::input(format!(
+            "{}{line}: key `{key}`: {subject}: refused by the scenario whatever the parameters are: {}",
+            path.display(),
+            reason_of(&e),
+        )));
     }
     for (i, p) in sweep.params.iter().enumerate() {
         for v in &own_values(p, &all[i]) {
