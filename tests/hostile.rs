@@ -9,8 +9,8 @@ mod common;
 
 use common::TempDir;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 /// Every refusal here is checked before work starts: well under this.
 const FAST: Duration = Duration::from_secs(10);
@@ -28,14 +28,7 @@ fn corpus(sub: &str) -> Vec<PathBuf> {
 }
 
 fn fleetsim(args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
-    let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
-        .args(args)
-        .env_remove("FLEETSIM_MAX_INPUT_MB")
-        .envs(env.iter().copied())
-        .output()
-        .expect("the binary runs");
-    (out, start.elapsed())
+    common::fleetsim_timed(None, args, env)
 }
 
 /// Exit `code`, one line on stderr holding every fragment, no panic, fast.
@@ -454,4 +447,70 @@ fn a_planted_symlink_is_never_written_through() {
         let meta = std::fs::symlink_metadata(out.join(name)).unwrap();
         assert!(meta.file_type().is_file(), "{name} is still a link");
     }
+}
+
+/// A value refused only in combination with another parameter's value
+/// (a jitter of 200 MB is too wide for a 500 MB limit, not for 600 MB) is
+/// no up-front refusal: the sweep runs, and the combinations the scenario
+/// refuses are failed trials whose `error` column names the key.
+#[test]
+fn a_cross_key_combination_is_a_failed_trial_not_a_refusal() {
+    let dir = TempDir::new("hostile-cross");
+    let sweep = dir.path().join("cross.toml");
+    std::fs::write(
+        &sweep,
+        "replications = 1\nhours = 0.05\n\
+         [[param]]\nkey = \"policy.jitter_mb\"\nvalues = [40.0, 200.0]\n\
+         [[param]]\nkey = \"policy.base_limit_mb\"\nvalues = [500.0, 600.0]\n\
+         [[objective]]\nmetric = \"recycles\"\ndirection = \"minimize\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (o, _) = fleetsim(
+        &[
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let trials = std::fs::read_to_string(out.join("trials.csv")).unwrap();
+    let failed: Vec<&str> = trials
+        .lines()
+        .filter(|l| l.contains("recycle at birth"))
+        .collect();
+    // Only 200 MB over a 500 MB limit (500 - 200 is below boot RSS) fails.
+    assert_eq!(failed.len(), 1, "{trials}");
+    assert!(failed[0].contains("policy.base_limit_mb"), "{}", failed[0]);
+    // The same value alone against a base it can never fit is refused.
+    std::fs::write(
+        &sweep,
+        "replications = 1\nhours = 0.05\n\
+         [[param]]\nkey = \"policy.jitter_mb\"\nvalues = [40.0, 200.0]\n\
+         [[param]]\nkey = \"policy.base_limit_mb\"\nvalues = [500.0, 520.0]\n\
+         [[objective]]\nmetric = \"recycles\"\ndirection = \"minimize\"\n",
+    )
+    .unwrap();
+    let r = fleetsim(
+        &[
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    refused(
+        "jitter 200 under every limit",
+        &r,
+        2,
+        &[
+            "cross.toml:4: key `param[0]`",
+            "`policy.jitter_mb` = 200.0",
+            "whatever the other parameters are",
+        ],
+    );
 }

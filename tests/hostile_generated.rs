@@ -6,29 +6,24 @@
 //! `cases.tsv`, each case's command, exit code and the fragments its
 //! message must hold: the file's name, the line and the key or column.
 //! Each runs here into a fresh `--out`: the exit code as expected, one line
-//! on stderr for a refusal, no panic, and fast. Named pipes cannot be
-//! committed, so their cases are made here.
+//! on stderr for a refusal, no panic, and fast. A case's command may be a
+//! template (`sweep FILE --threads 0 --out OUT`; flags on every
+//! subcommand). Named pipes, symbolic links, directories and unreadable
+//! files cannot be committed, so `special/NAME.HOW` cases are made here.
 
 mod common;
 
 use common::TempDir;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A refusal comes before any work; an accepted recording is analysed in
 /// well under this.
 const FAST: Duration = Duration::from_secs(10);
 
 fn fleetsim(cwd: &Path, args: &[&str]) -> (Output, Duration) {
-    let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
-        .current_dir(cwd)
-        .args(args)
-        .env_remove("FLEETSIM_MAX_INPUT_MB")
-        .output()
-        .expect("the binary runs");
-    (out, start.elapsed())
+    common::fleetsim_timed(Some(cwd), args, &[])
 }
 
 /// What is wrong with one outcome, if anything.
@@ -60,38 +55,97 @@ fn judge(out: &Output, took: Duration, code: i32, stream: &str, frags: &[&str]) 
     (!wrong.is_empty()).then(|| format!("{}: {}", wrong.join("; "), err.trim_end()))
 }
 
+/// The arguments of a case: `command FILE --out OUT` when the command is
+/// one word, else the command's words with `FILE` and `OUT` put in.
+fn arguments(command: &str, file: &Path, dest: &Path) -> Vec<String> {
+    let (file, dest) = (file.display().to_string(), dest.display().to_string());
+    if !command.contains(' ') && file != "-" {
+        return vec![command.into(), file, "--out".into(), dest];
+    }
+    command
+        .split(' ')
+        .map(|w| match w {
+            "FILE" => file.clone(),
+            "OUT" => dest.clone(),
+            w => w.to_string(),
+        })
+        .collect()
+}
+
+/// Makes a `special/NAME.HOW` case's file in `dir` as `NAME`: a symbolic
+/// link to what the file holds, a directory, a file no one may read, a
+/// plain file. `None` when it cannot be made so here (chmod 000 read by
+/// root): the case is skipped.
+fn make_special(spec: &Path, dir: &Path) -> Option<std::path::PathBuf> {
+    let name = spec.file_stem().unwrap();
+    let how = spec.extension().unwrap().to_str().unwrap();
+    let held = std::fs::read(spec).unwrap();
+    let target = dir.join(name);
+    match how {
+        "symlink" => {
+            let to = String::from_utf8(held).unwrap();
+            std::os::unix::fs::symlink(to, &target).unwrap();
+        }
+        "mkdir" => std::fs::create_dir(&target).unwrap(),
+        "file" => std::fs::write(&target, held).unwrap(),
+        "chmod000" => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::write(&target, held).unwrap();
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o000)).unwrap();
+            if std::fs::read(&target).is_ok() {
+                return None;
+            }
+        }
+        other => panic!("{}: no such kind `{other}`", spec.display()),
+    }
+    Some(target)
+}
+
 #[test]
 fn generated_corpus_exits_as_expected_naming_file_line_and_key() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/generated");
     let manifest = std::fs::read_to_string(root.join("cases.tsv")).expect("cases.tsv");
     let out = TempDir::new("hostile-generated");
+    let made = out.path().join("special");
+    std::fs::create_dir(&made).unwrap();
     let mut failures = Vec::new();
-    let mut n = 0;
+    let (mut n, mut skipped) = (0, 0);
     for line in manifest.lines().filter(|l| !l.starts_with('#')) {
         let cells: Vec<&str> = line.split('\t').collect();
         let [command, rel, code, stream, frags @ ..] = &cells[..] else {
             panic!("cases.tsv: bad line {line}");
         };
-        let file = root.join(rel);
         let dest = out.path().join(n.to_string());
-        let (o, took) = fleetsim(
-            file.parent().unwrap(),
-            &[
-                command,
-                file.to_str().unwrap(),
-                "--out",
-                dest.to_str().unwrap(),
-            ],
-        );
+        n += 1;
+        // A case's folder: its file's (flags run beside flags/'s files).
+        let (file, cwd) = if *rel == "-" {
+            (Path::new("-").to_path_buf(), root.join("flags"))
+        } else if rel.starts_with("special/") {
+            match make_special(&root.join(rel), &made) {
+                Some(f) => (f, made.clone()),
+                None => {
+                    skipped += 1;
+                    continue;
+                }
+            }
+        } else {
+            let f = root.join(rel);
+            let cwd = f.parent().unwrap().to_path_buf();
+            (f, cwd)
+        };
+        let args = arguments(command, &file, &dest);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (o, took) = fleetsim(&cwd, &args);
         if let Some(why) = judge(&o, took, code.parse().unwrap(), stream, frags) {
             failures.push(format!("{command} {rel}: {why}"));
         }
-        n += 1;
     }
     assert!(
-        n >= 500,
+        n >= 1000,
         "only {n} generated cases: run tests/hostile/generate.py"
     );
+    // Only the chmod 000 cases can be skipped (when run as root).
+    assert!(skipped <= 2, "{skipped} cases skipped");
     assert!(
         failures.is_empty(),
         "{} of {n} cases failed:\n{}",

@@ -15,8 +15,8 @@ hours = 2.0
 sampler = "grid"
 
 [[param]]
-key = "policy.cooldown_s"
-values = [30.0, 120.0]
+key = "policy.base_limit_mb"
+values = [460.0, 560.0]
 
 [[param]]
 key = "workload.rps"
@@ -24,9 +24,11 @@ min = 2.0
 max = 6.0
 steps = 2
 
+# 150 under a 460 MB limit puts the lowest limit below boot RSS: those
+# trials fail (a value invalid under every limit is refused up front).
 [[param]]
 key = "policy.jitter_mb"
-values = [40.0, 600.0]   # 600 is invalid (above the base limit): those trials fail
+values = [40.0, 150.0]
 
 [[objective]]
 metric = "capacity_loss_fraction"

@@ -20,7 +20,7 @@ const PARENT: &str = "[workload]\nrps = 1.5\n[policy]\ncooldown_s = 90.0\n";
 const SERIES: &str = "t_s,rps\n0,1.0\n900,2.5\n1800,1.2\n2700,2.0\n3600,1.0\n";
 const SWEEP: &str = "base = \"../bases/b.toml\"\nseed = 5\nreplications = 2\nhours = 0.5\n\
                      [[param]]\nkey = \"policy.cooldown_s\"\nvalues = [30.0, 240.0]\n\
-                     [[param]]\nkey = \"policy.jitter_mb\"\nvalues = [20.0, 600.0]\n\
+                     [[param]]\nkey = \"policy.jitter_mb\"\nvalues = [20.0, 60.0]\n\
                      [[objective]]\nmetric = \"capacity_loss_fraction\"\n";
 /// Every file of a finished sweep directory.
 const FILES: [&str; 8] = [

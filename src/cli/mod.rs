@@ -161,8 +161,21 @@ fn quiet_broken_pipe() {
 pub fn main() -> i32 {
     quiet_broken_pipe();
     // The definition with every command's EXAMPLES section (`examples.rs`).
-    let definition = || examples::add(Cli::command());
-    let cli = Cli::from_arg_matches(&definition().get_matches()).unwrap_or_else(|e| e.exit());
+    // Negative numbers are values (`--hours -1` is refused by the key's
+    // own check, naming it), not unknown flags.
+    let definition = || {
+        examples::add(Cli::command()).mut_subcommands(|c| {
+            c.allow_negative_numbers(true)
+                .mut_subcommands(|c| c.allow_negative_numbers(true))
+        })
+    };
+    let matches = definition()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match matches {
+        Ok(cli) => cli,
+        Err(e) => return flag_error(e),
+    };
     progress::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Run(args) => run::run(args),
@@ -185,4 +198,35 @@ pub fn main() -> i32 {
             f.code
         }
     }
+}
+
+/// A command-line error: help and `--version` print as clap prints them;
+/// any other is bad input, exit 2, on one line (clap's message, its tip,
+/// and the usage line, without the blank lines between).
+fn flag_error(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut parts: Vec<String> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match line.strip_prefix("Usage: ") {
+            Some(u) => parts.push(format!("(usage: {u})")),
+            None if line.starts_with("tip:") => parts.push(format!("; {line}")),
+            None => parts.push(line.to_string()),
+        }
+    }
+    let line = parts.join(" ").replace(" ; tip:", "; tip:");
+    eprintln!("error: {}", fleetsim::text::one_line(&line));
+    EXIT_INPUT
 }

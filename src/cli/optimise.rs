@@ -25,7 +25,7 @@ pub struct OptimiseArgs {
     /// The sweep file: its parameters are the search space, its objectives
     /// and constraints the cost; `replications` per evaluation.
     pub sweep: PathBuf,
-    /// Evaluations for the search (each runs `replications` simulations).
+    /// Evaluations for the search (each runs `replications` simulations), 4 to 1000000.
     #[arg(long, default_value_t = 100)]
     pub budget: u64,
     /// Fresh replications per finalist [default: 4 x replications, at least 16].
@@ -82,6 +82,17 @@ fn cost(sweep: &Sweep, s: &Summary) -> f64 {
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
+    if !(4..=1_000_000).contains(&args.budget) {
+        return Err(Failure::input(format!(
+            "--budget {}: 4 to 1000000 evaluations",
+            args.budget
+        )));
+    }
+    if let Some(f) = args.fresh.filter(|f| !(1..=1_000_000).contains(f)) {
+        return Err(Failure::input(format!(
+            "--fresh {f}: 1 to 1000000 replications"
+        )));
+    }
     // A resume reads the directory's stored inputs, under its lock; a
     // fresh search reads the file and stores them.
     let (l, out, _lock) = if args.resume {
@@ -120,7 +131,7 @@ pub fn run(args: OptimiseArgs) -> Result<(), Failure> {
     };
     let settings = Settings {
         dim: sweep.params.len(),
-        budget: args.budget.max(4),
+        budget: args.budget,
         seed: sweep.seed,
         replications: sweep.replications,
         fresh_replications: args.fresh.unwrap_or((4 * sweep.replications).max(16)),

@@ -134,10 +134,27 @@ pub fn load_scenario(args: &ScenarioArgs, extra: Option<Override>) -> Result<Loa
 
 /// The output directory: `--out` if given, else `out/<stem><suffix>`;
 /// created if missing.
+/// A path given where a directory goes (`--out`, a merge's shard) that
+/// is a file, or lies under one: bad input (exit 2), not a failed run.
+pub fn refuse_non_dir(what: &str, p: &Path) -> Result<(), Failure> {
+    let not_dir = match fs::metadata(p) {
+        Ok(m) => !m.is_dir(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotADirectory,
+    };
+    if not_dir {
+        return Err(Failure::input(format!(
+            "{what} {}: not a directory",
+            p.display()
+        )));
+    }
+    Ok(())
+}
+
 pub fn output_dir(out: &Option<PathBuf>, stem: &str, suffix: &str) -> Result<PathBuf, Failure> {
     let dir = out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("out/{stem}{suffix}")));
+    refuse_non_dir("--out", &dir)?;
     fs::create_dir_all(&dir)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
     Ok(dir)

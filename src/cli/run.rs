@@ -66,7 +66,16 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         .iter()
         .map(|t| threshold::parse(t).map_err(Failure::input))
         .collect::<Result<Vec<_>, _>>()?;
-    let loaded = load_scenario(&args.scenario, hours)?;
+    let loaded = load_scenario(&args.scenario, hours).map_err(|mut f| {
+        // The duration came from the flag, not the file: say so.
+        if let Some(h) = args
+            .hours
+            .filter(|_| f.message.contains("key `run.duration_h`"))
+        {
+            f.message = format!("--hours {h}: {}", f.message);
+        }
+        f
+    })?;
     let sc = &loaded.scenario;
     // The resolved scenario (every default, every --set applied), written
     // as scenario.toml so the directory says which policy produced it.

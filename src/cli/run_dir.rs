@@ -58,6 +58,7 @@ impl Staging {
     /// target holds nothing a run does not write, and creates the staging
     /// directory.
     pub fn begin(target: &Path) -> Result<Staging, Failure> {
+        super::output::refuse_non_dir("--out", target)?;
         let target = resolve(target)?;
         recover(&target)?;
         refuse_foreign(&target)?;

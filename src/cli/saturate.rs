@@ -64,8 +64,19 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
     });
     let loaded = load_scenario(&args.scenario, hours)?;
     let sc = &loaded.scenario;
-    if args.seeds == 0 {
-        return Err(Failure::input("--seeds must be at least 1"));
+    // Each seed is a day-long simulation and a row kept in memory: capped
+    // as `compare --seeds` is, and the seeds must not run past 2^64.
+    if args.seeds == 0 || args.seeds > 10_000 {
+        return Err(Failure::input(format!(
+            "--seeds {}: 1 to 10000",
+            args.seeds
+        )));
+    }
+    if args.seed.checked_add(args.seeds).is_none() {
+        return Err(Failure::input(format!(
+            "--seed {} --seeds {}: the seeds would run past 18446744073709551615",
+            args.seed, args.seeds
+        )));
     }
     let seeds: Vec<u64> = (args.seed..args.seed + args.seeds).collect();
     let workers = sc.fleet.workers();

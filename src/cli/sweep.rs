@@ -261,6 +261,10 @@ fn scan_file(
 /// order, into one: streaming, so memory stays flat in the number of
 /// trials. Every trial must appear exactly once.
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
+    for d in &args.dirs {
+        super::output::refuse_non_dir("merge:", d)?;
+    }
+    super::output::refuse_non_dir("--out", &args.out)?;
     let l = sweep_dir::for_merge(&args.dirs)?;
     let mut shards: Vec<Shard> = args
         .dirs

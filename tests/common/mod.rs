@@ -206,3 +206,25 @@ pub fn ok(dir: &std::path::Path, args: &[&str]) -> String {
     assert_eq!(code, Some(0), "{args:?}: {err}");
     out
 }
+
+/// Runs the built `fleetsim ARGS` in `cwd` (the test's own folder when
+/// `None`) with `env` set and the input limit at its default, and times
+/// it: what the hostile corpora judge (a refusal comes fast).
+pub fn fleetsim_timed(
+    cwd: Option<&std::path::Path>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_fleetsim"));
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    let out = cmd
+        .args(args)
+        .env_remove("FLEETSIM_MAX_INPUT_MB")
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs");
+    (out, start.elapsed())
+}

@@ -7,7 +7,8 @@ sample of every recording format, each broken one way. Every case has its
 expected exit code and message fragments in generated/cases.tsv, written
 here by construction (the file's name, the line the break is on, the key
 or column it breaks), never copied from fleetsim's output.
-`tests/hostile.rs::generated_corpus_*` runs them all.
+`tests/hostile_generated.rs` runs them all; generate_more.py holds the
+second pass's kinds (flags on every subcommand, the file system, ranges).
 
 Run from the repository root after changing the cases:
     python3 tests/hostile/generate.py
@@ -16,7 +17,13 @@ Same script, same bytes (no randomness, sorted keys).
 
 import os
 import shutil
+import sys
+
+sys.dont_write_bytecode = True
 import tomllib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import generate_more  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "hostile", "generated")
@@ -36,6 +43,22 @@ def case(command, rel, data, code, fragments, stream="stderr"):
     for f in frags:
         assert "\t" not in f and "\n" not in f, f
     cases.append((command, rel, code, frags, stream))
+
+
+def flag_case(rel, data, command, code, fragments):
+    """A file (`rel` with `data`, when given) and a case whose command is a
+    template: `FILE` is `rel` (made at test time when under `special/`),
+    `OUT` a fresh output folder. `command` None writes the file only."""
+    if rel is not None:
+        path = os.path.join(OUT, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+    if command is None:
+        return
+    for f in fragments:
+        assert "\t" not in f and "\n" not in f, f
+    cases.append((command, rel or "-", code, list(fragments), "stderr"))
 
 
 def leaves(table, prefix=""):
@@ -468,6 +491,7 @@ def main():
     prometheus()
     kubernetes()
     logs()
+    generate_more.more(case, flag_case)
     write_manifest()
     print(f"{len(cases)} cases in {os.path.relpath(OUT, ROOT)}")
 

@@ -42,13 +42,49 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     Ok(Part::new(source, events))
 }
 
-/// The line's values for `COLUMNS`, as text.
+/// A JSON object's members in order, duplicates kept (a `Map` would keep
+/// only the last of a key given twice, silently).
+struct Members(Vec<(String, Value)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Members, A::Error> {
+                let mut out = Vec::new();
+                while let Some(kv) = m.next_entry::<String, Value>()? {
+                    out.push(kv);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// The line's values for `COLUMNS`, as text; a key given twice is refused.
 fn scalars(line: &str) -> Result<Vec<Option<String>>, String> {
-    let object: serde_json::Map<String, Value> =
+    let Members(members) =
         serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
+    for (i, (k, _)) in members.iter().enumerate() {
+        if members[..i].iter().any(|(o, _)| o == k) {
+            return Err(format!(
+                "key `{}` given twice: which one is meant is a guess",
+                crate::text::one_line(k)
+            ));
+        }
+    }
+    let get = |c: &str| members.iter().find(|(k, _)| k == c).map(|(_, v)| v);
     COLUMNS
         .iter()
-        .map(|c| match object.get(*c) {
+        .map(|c| match get(c) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(Value::Number(n)) => Ok(Some(n.to_string())),
@@ -102,5 +138,12 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("d.jsonl:1: column `rss_mb`"), "{e}");
+        let e = parse(
+            "e.jsonl",
+            "{\"ts\": 1, \"ts\": 2, \"event\": \"retry_ok\"}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("e.jsonl:1: key `ts` given twice"), "{e}");
     }
 }

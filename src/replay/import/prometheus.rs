@@ -111,6 +111,13 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             });
         }
     }
+    if part.series.samples.is_empty() {
+        // As a CSV header with no rows: a query that matched nothing.
+        return Err(ImportError::file(
+            name,
+            "a response with no samples (an empty `result`): nothing was recorded",
+        ));
+    }
     part.source.time_base = ts.base();
     part.source.samples = part.series.samples.len();
     Ok(part)

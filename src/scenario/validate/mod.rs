@@ -30,6 +30,12 @@ pub fn validate(
     })
 }
 
+/// The most rows a run's timeline.csv may have (a 10-year run at a 31.5 s step).
+const MAX_TIMELINE_ROWS: f64 = 1e7;
+
+/// The highest mean or peak request rate a scenario may ask for.
+const MAX_RPS: f64 = 1e9;
+
 fn build(
     raw: &RawScenario,
     series: Option<Vec<(SimTime, f64)>>,
@@ -40,6 +46,21 @@ fn build(
         fail("run.max_events", "must be > 0")?;
     }
     positive("run.timeline_step_s", raw.run.timeline_step_s)?;
+    // Each row is a line of timeline.csv: a millisecond step over a day
+    // would write gigabytes, under any event budget.
+    let rows = raw.run.duration_h * 3600.0 / raw.run.timeline_step_s;
+    if rows > MAX_TIMELINE_ROWS {
+        fail(
+            "run.timeline_step_s",
+            format!(
+                "{} s over {} h is {rows:.0} timeline rows, over the limit of {MAX_TIMELINE_ROWS:.0}: \
+                 use a step of at least {:.4} s",
+                raw.run.timeline_step_s,
+                raw.run.duration_h,
+                raw.run.duration_h * 3600.0 / MAX_TIMELINE_ROWS
+            ),
+        )?;
+    }
     let fleet = fleet(&raw.fleet)?;
     if raw.engine.mode == EngineMode::Aggregate {
         kill::exact_only(&fleet.kill)?;
@@ -313,6 +334,19 @@ fn workload(
             RateProfile::Series { points }
         }
     };
+    if profile.peak_rate() > MAX_RPS {
+        let key = match w.profile {
+            ProfileKind::Series => "workload.series_csv",
+            _ => "workload.rps",
+        };
+        fail(
+            key,
+            format!(
+                "a rate of {} requests/s is over {MAX_RPS:.0}: no fleet serves it, and no run could simulate it",
+                profile.peak_rate()
+            ),
+        )?;
+    }
     if profile.peak_rate() <= 0.0 {
         fail("workload.rps", "the rate profile never sends a request")?;
     }
