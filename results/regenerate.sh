@@ -38,7 +38,7 @@ fleetsim report results/replay-generated-24h
 # The seeds' fixes against the deployed recycler on 20 paired seeds
 # (`fleetsim compare`); its 40 run directories stay in out/, the comparison
 # comes here.
-fleetsim compare --seeds 20 default scenarios/render-2x3-fixed.toml --out out/compare-fixed \
+fleetsim compare --seeds 20 default scenarios/render-2x3-fixed.toml --out out/compare-fixed --force \
     > results/compare-fixed.txt
 mkdir -p results/compare-fixed
 cp out/compare-fixed/compare.json out/compare-fixed/report.html out/compare-fixed/timeline-*.svg \

@@ -186,3 +186,28 @@ fn bad_inputs_exit_2() {
     ]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// Runs under --out of another length (another scenario) are refused, and
+/// `--force`, which the refusal names, overwrites them.
+#[test]
+fn force_overwrites_runs_of_another_scenario() {
+    let dir = TempDir::new("compare-force");
+    let d = dir.path().to_str().unwrap();
+    let fixed = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/render-2x3-fixed.toml"
+    );
+    ok(&[
+        "compare", "--seeds", "2", "--hours", "2", "default", fixed, "--out", d,
+    ]);
+    let again = fleetsim(&[
+        "compare", "--seeds", "2", "--hours", "3", "default", fixed, "--out", d,
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    ok(&[
+        "compare", "--seeds", "2", "--hours", "3", "default", fixed, "--out", d, "--force",
+    ]);
+    let s = json(&dir.path().join("default/seed-1/summary.json"));
+    assert_eq!(s["duration_h"].as_f64(), Some(3.0), "{s}");
+}

@@ -42,6 +42,10 @@ pub struct CompareArgs {
     /// Print compare.json instead of the text table.
     #[arg(long)]
     pub json: bool,
+    /// With --seeds: overwrite complete runs of another scenario or model
+    /// under --out (passed to each `fleetsim run`).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Labels from the inputs' names, made unique (`-2`, `-3`...).
@@ -142,6 +146,9 @@ fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), 
             .arg(&out);
         if let Some(h) = args.hours {
             cmd.args(["--hours", &h.to_string()]);
+        }
+        if args.force {
+            cmd.arg("--force");
         }
         let o = cmd
             .output()
