@@ -405,6 +405,7 @@ impl Summary {
             reload_replacements: Option<u64>,
             #[serde(flatten)]
             replacement: &'a super::replacement::ReplacementTotals,
+            #[serde(flatten)]
             kill_paths: &'a super::KillPaths,
         }
         let body = Body {
