@@ -10,22 +10,11 @@
 mod common;
 
 use common::replay::analyse;
-use common::{events_csv, scenario};
+use common::{Rows, events_csv, preset, scenario};
 use fleetsim::Sim;
 use fleetsim::engine::SimTime;
-use fleetsim::metrics::{EventKind, EventRow, KillPath, Observer, Summary};
-use fleetsim::scenario::{DrainDeadline, Scenario, load, parse_override};
-use std::path::Path;
-
-/// Every event row, kept.
-#[derive(Default)]
-struct Rows(Vec<EventRow>);
-
-impl Observer for Rows {
-    fn event(&mut self, row: &EventRow) {
-        self.0.push(row.clone());
-    }
-}
+use fleetsim::metrics::{EventKind, EventRow, KillPath, Summary};
+use fleetsim::scenario::{DrainDeadline, Scenario};
 
 fn run(sc: &Scenario, seed: u64) -> (Summary, Vec<EventRow>) {
     let mut rows = Rows::default();
@@ -34,17 +23,6 @@ fn run(sc: &Scenario, seed: u64) -> (Summary, Vec<EventRow>) {
         .run()
         .unwrap();
     (out.summary, rows.0)
-}
-
-fn preset(name: &str, sets: &[&str]) -> Scenario {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let path = dir.join(format!("{name}.toml"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut read = |rel: &str| std::fs::read_to_string(dir.join(rel)).map_err(|e| e.to_string());
-    let sets: Vec<_> = sets.iter().map(|s| parse_override(s).unwrap()).collect();
-    load(&text, &path.display().to_string(), &sets, &mut read)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .1
 }
 
 fn rows_of(rows: &[EventRow], kind: EventKind, branch: Option<&str>) -> Vec<EventRow> {

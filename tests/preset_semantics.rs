@@ -5,33 +5,15 @@
 //! together...). Each check also runs a contrast where the rule is off, so
 //! it could fail.
 
+mod common;
+
+use common::{Rows, preset};
 use fleetsim::Sim;
 use fleetsim::engine::SimTime;
-use fleetsim::metrics::{EventKind, EventRow, Metrics, Observer, Summary};
+use fleetsim::metrics::{EventKind, EventRow, Metrics, Summary};
 use fleetsim::policy::Cause;
 use fleetsim::scenario::{Scenario, load, parse_override};
 use std::path::Path;
-
-fn preset(name: &str, sets: &[&str]) -> Scenario {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let path = dir.join(format!("{name}.toml"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut read = |rel: &str| std::fs::read_to_string(dir.join(rel)).map_err(|e| e.to_string());
-    let sets: Vec<_> = sets.iter().map(|s| parse_override(s).unwrap()).collect();
-    load(&text, &path.display().to_string(), &sets, &mut read)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .1
-}
-
-/// Every event row, kept.
-#[derive(Default)]
-struct Rows(Vec<EventRow>);
-
-impl Observer for Rows {
-    fn event(&mut self, row: &EventRow) {
-        self.0.push(row.clone());
-    }
-}
 
 fn run(sc: &Scenario, seed: u64) -> (Summary, Metrics, Vec<EventRow>) {
     let mut rows = Rows::default();

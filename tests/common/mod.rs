@@ -228,3 +228,29 @@ pub fn fleetsim_timed(
         .expect("the binary runs");
     (out, start.elapsed())
 }
+
+/// A shipped scenario file (`scenarios/NAME.toml`, its `extends` resolved
+/// there) with `--set`-style overrides.
+pub fn preset(name: &str, sets: &[&str]) -> Scenario {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let path = dir.join(format!("{name}.toml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut read = |rel: &str| std::fs::read_to_string(dir.join(rel)).map_err(|e| e.to_string());
+    let sets: Vec<_> = sets
+        .iter()
+        .map(|s| fleetsim::scenario::parse_override(s).unwrap())
+        .collect();
+    fleetsim::scenario::load(&text, &path.display().to_string(), &sets, &mut read)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .1
+}
+
+/// An observer that keeps every event row.
+#[derive(Default)]
+pub struct Rows(pub Vec<fleetsim::metrics::EventRow>);
+
+impl Observer for Rows {
+    fn event(&mut self, row: &fleetsim::metrics::EventRow) {
+        self.0.push(row.clone());
+    }
+}
