@@ -9,6 +9,7 @@
 //! cargo run --profile bench --example throughput -- peer 24   # the SimPy peer's fleet, in process
 //! cargo run --profile bench --example throughput -- high_rate+progress 1   # as `fleetsim run` drives it
 //! cargo run --profile bench --example throughput -- high_rate+stop 1   # the Ctrl-C flag alone
+//! cargo run --profile bench --example throughput -- peer+events 24   # on the event engine (side by side)
 //! cargo run --profile bench --example throughput -- scaling 0.25   # ns/request, 6 to 16,002 workers
 //! cargo run --profile bench --example throughput -- scaled:200 0.25   # one of them (callgrind)
 //! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
@@ -84,12 +85,15 @@ fn main() {
         // requests, the bare engine's mean wait).
         // `+progress`: the Ctrl-C flag and the progress hook wired, as
         // `fleetsim run` does; `+stop`: the flag alone.
+        // `+events`: on the event engine, every request a heap event.
         let (name, hook) = match name.split_once('+') {
             Some((n, "progress")) => (n, Some(true)),
             Some((n, "stop")) => (n, Some(false)),
-            Some((_, h)) => panic!("unknown hook +{h}: +progress or +stop"),
+            Some((n, "events")) => (n, None),
+            Some((_, h)) => panic!("unknown hook +{h}: +progress, +stop or +events"),
             None => (name.as_str(), None),
         };
+        let events_engine = args[0].ends_with("+events");
         let bare = bare_workload(name);
         let sc = bare.is_none().then(|| workload(name, hours));
         let once = || match (bare, &sc) {
@@ -100,6 +104,7 @@ fn main() {
             (None, Some(sc)) => {
                 let s = match hook {
                     Some(p) => common::run_hooked(sc, p),
+                    None if events_engine => common::run_events(sc),
                     None => common::run(sc),
                 };
                 (s.events_processed, s.requests_total, None)

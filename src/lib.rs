@@ -18,6 +18,8 @@ pub mod traffic;
 pub mod whatif;
 
 pub use scenario::Scenario;
+/// Why a scenario runs on the event engine, not the fast path (`None`).
+pub use sim::fallback as sim_fallback;
 pub use sim::{Sim, SimError, SimOutput, run_summary};
 
 /// The model and its draw regime: what a scenario and a seed turn into.

@@ -215,6 +215,17 @@ pub fn run(sc: &Scenario) -> Summary {
     fleetsim::run_summary(sc, SEED).expect("a benchmark run stays within its event budget")
 }
 
+/// `run` on the event engine (`Sim::with_event_completions`): every
+/// served request a heap event, the reference the fast path is measured
+/// against side by side.
+pub fn run_events(sc: &Scenario) -> Summary {
+    fleetsim::Sim::new(sc, SEED, fleetsim::metrics::NullObserver)
+        .with_event_completions()
+        .run()
+        .expect("a benchmark run stays within its event budget")
+        .summary
+}
+
 /// `run` as `fleetsim run` drives the loop: with the Ctrl-C flag and the
 /// progress hook (`Sim::with_progress`) wired, or with the flag alone
 /// (`progress = false`, the loop as it was before the hook).

@@ -28,6 +28,10 @@ pub trait Lane {
     fn lane(&self) -> usize;
 }
 
+/// The low half of a `schedule`d event's key starts here: a `schedule_tied`
+/// event (tie below 2^32) sorts first among the events of its microsecond.
+pub const SEQ_BASE: u64 = 1 << 32;
+
 /// The most lanes a queue has.
 pub const MAX_LANES: usize = 4;
 
@@ -96,18 +100,35 @@ impl<E: Copy + Lane> EventQueue<E> {
     /// cannot forward from its store buffer (a stall on every schedule).
     #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, event: E) {
+        let tie = SEQ_BASE + self.seq;
+        self.seq += 1;
+        self.schedule_key(at, tie, event);
+    }
+
+    /// Schedules `event` at `at` ahead of every `schedule`d event of the
+    /// same microsecond, ordered among its kind by `tie` (below 2^32): the
+    /// engine's service completions, by worker slot, so that the order of
+    /// completions at one microsecond does not depend on when they were
+    /// scheduled (the lazy completions of `sim::lazy` keep the same order
+    /// without scheduling most of them).
+    #[inline(always)]
+    pub fn schedule_tied(&mut self, at: SimTime, tie: u32, event: E) {
+        self.schedule_key(at, tie as u64, event);
+    }
+
+    #[inline(always)]
+    fn schedule_key(&mut self, at: SimTime, tie: u64, event: E) {
         if at < self.now {
             scheduled_in_the_past(at, self.now);
         }
         let entry = Entry {
-            key: ((at.0 as u128) << 64) | self.seq as u128,
+            key: ((at.0 as u128) << 64) | tie as u128,
             event,
         };
-        self.seq += 1;
         let lane = event.lane();
         if self.taken == Some(lane) {
-            // The new key is above the taken root's (later seq, no earlier
-            // time), so the root's children still order below it correctly.
+            // Replacing the taken root and sifting the new entry down keeps
+            // the heap, whatever the new key.
             self.taken = None;
             sift_down(&mut self.lanes[lane], entry);
         } else {

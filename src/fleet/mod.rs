@@ -185,6 +185,9 @@ pub struct Instance {
     /// `memory.oom.group`: the container was killed whole and has not
     /// restarted yet; its exiting workers are not replaced.
     pub restarting: bool,
+    /// The overshoot integral of this instance's workers (MB x us; exact
+    /// mode), summed over instances at the end.
+    pub overshoot_mb_us: f64,
 }
 
 impl Instance {

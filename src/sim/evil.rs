@@ -68,6 +68,9 @@ impl<O: Observer> Sim<'_, O> {
     /// reset. The row's branch says whether the kill hit a request (exact
     /// mode; aggregate mode draws its in-flight count only at the kill).
     fn evil_kill(&mut self, t: SimTime, w: u32) {
+        if self.lazy.is_some() {
+            self.materialize(self.workers[w as usize].instance, t);
+        }
         let worker = &self.workers[w as usize];
         let i = worker.instance;
         let hit = self.agg.is_none() && worker.in_flight > 0;

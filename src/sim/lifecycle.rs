@@ -220,7 +220,10 @@ impl<O: Observer> Sim<'_, O> {
                 // Pinned: work reaches a worker down its connections, not
                 // through the idle list.
                 None if self.pinned.is_some() => break,
-                None => self.instances[i as usize].idle.push_back((w, generation)),
+                None => {
+                    self.instances[i as usize].idle.push_back((w, generation));
+                    self.note_idle(t, w, 1);
+                }
             }
         }
     }
@@ -280,11 +283,13 @@ impl<O: Observer> Sim<'_, O> {
     #[inline]
     pub(super) fn set_rss(&mut self, t: SimTime, w: u32, rss: f64) {
         let hard = self.sc.policy.hard_limit_mb;
-        let worker = &mut self.workers[w as usize];
+        let worker = &self.workers[w as usize];
         let old = worker.rss_mb;
         if old > hard {
-            self.m.overshoot_mb_us += (old - hard) * (t - worker.rss_changed_at).0 as f64;
+            let x = (old - hard) * (t - worker.rss_changed_at).0 as f64;
+            self.overshoot(worker.instance, x);
         }
+        let worker = &mut self.workers[w as usize];
         worker.rss_changed_at = t;
         worker.rss_mb = rss;
         worker.peak_mb = worker.peak_mb.max(rss);
@@ -296,13 +301,27 @@ impl<O: Observer> Sim<'_, O> {
         self.m.max_overshoot_mb = self.m.max_overshoot_mb.max(rss - hard);
     }
 
+    /// Adds to the overshoot integral: per instance in exact mode (the lazy
+    /// path credits instances in its own order), fleet-wide in aggregate
+    /// mode, as before.
+    fn overshoot(&mut self, i: u32, x: f64) {
+        if self.agg.is_some() {
+            self.m.overshoot_mb_us += x;
+        } else {
+            self.instances[i as usize].overshoot_mb_us += x;
+        }
+    }
+
     /// Closes the overshoot integral and the over-ceiling dwell at `t`.
     pub(super) fn close_rss_accounting(&mut self, t: SimTime, w: u32) {
         let hard = self.sc.policy.hard_limit_mb;
         let worker = &mut self.workers[w as usize];
         if worker.rss_mb > hard {
-            self.m.overshoot_mb_us += (worker.rss_mb - hard) * (t - worker.rss_changed_at).0 as f64;
+            let x = (worker.rss_mb - hard) * (t - worker.rss_changed_at).0 as f64;
+            let i = worker.instance;
+            self.overshoot(i, x);
         }
+        let worker = &mut self.workers[w as usize];
         worker.rss_changed_at = t;
         if let Some(since) = worker.over_ceiling_since {
             self.m.over_ceiling_dwell_max = self.m.over_ceiling_dwell_max.max(t - since);
@@ -350,6 +369,9 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Fails every request in flight on `w` with a connection reset.
     pub(super) fn kill_in_flight(&mut self, t: SimTime, w: u32) {
+        if self.lazy.is_some() {
+            self.materialize(self.workers[w as usize].instance, t);
+        }
         if self.agg.is_some() {
             self.leap_kill_in_flight(t, w);
             return;

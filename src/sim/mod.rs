@@ -12,6 +12,8 @@ mod connections;
 mod evil;
 mod invariants;
 mod kill;
+mod lazy;
+pub use lazy::fallback;
 mod lifecycle;
 mod platform;
 mod recycle;
@@ -223,6 +225,9 @@ pub struct Sim<'s, O: Observer> {
     /// Where the loop publishes the simulated time it has reached
     /// (microseconds), at the stop flag's check (`with_progress`).
     progress: Option<&'s AtomicU64>,
+    /// The fast path's lazy completions (`lazy.rs`); `None` when the
+    /// scenario needs the event engine, or it was asked for.
+    lazy: Option<lazy::Lazy>,
 }
 
 /// What a finished run returns.
@@ -254,6 +259,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 arrivals: RateWindow::new(sc.policy.busy_window_s),
                 outstanding: 0,
                 dead: 0,
+                overshoot_mb_us: 0.0,
                 restarting: false,
             })
             .collect();
@@ -293,7 +299,16 @@ impl<'s, O: Observer> Sim<'s, O> {
             backlog_cap,
             stop: None,
             progress: None,
+            lazy: lazy::Lazy::new(sc, sc.fleet.instances * spi),
         }
+    }
+
+    /// Runs on the event engine even where the fast path applies: every
+    /// served request is a `ServiceDone` event (the reference the fast
+    /// path is tested against: same outputs, byte for byte).
+    pub fn with_event_completions(mut self) -> Self {
+        self.lazy = None;
+        self
     }
 
     /// Checks every invariant after every event (tests; slow on big fleets).
@@ -325,7 +340,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         let end = self.sc.duration;
         self.start();
         if self.check_invariants {
-            self.assert_invariants(SimTime::ZERO);
+            self.check_all(SimTime::ZERO);
         }
         // One compare per event covers both limits: the budget and, every
         // STOP_CHECK_EVERY events, the stop flag.
@@ -342,10 +357,26 @@ impl<'s, O: Observer> Sim<'s, O> {
             // worker drains, successor serves) is not a dip in capacity.
             self.m.min_serving = self.m.min_serving.min(self.counts.serving);
             if self.check_invariants {
-                self.assert_invariants(t);
+                self.check_all(t);
             }
         }
         Ok(self.finish(end))
+    }
+
+    /// Every invariant after an event; the fast path's instances are
+    /// checked in their own form, then in the event engine's (settled,
+    /// materialized, folded back: which must change no output).
+    #[cold]
+    fn check_all(&mut self, t: SimTime) {
+        if self.lazy.is_some() {
+            self.settle_all(t, u32::MAX);
+            self.assert_lazy(t);
+            for i in 0..self.instances.len() as u32 {
+                self.materialize(i, t);
+            }
+        }
+        self.assert_invariants(t);
+        self.fold_all(t);
     }
 
     /// Before event number `self.m.events` (not yet handled): over the
@@ -372,9 +403,17 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     #[inline(always)]
     fn handle(&mut self, t: SimTime, ev: Event) {
+        if self.lazy.is_some() {
+            self.settle_for(t, ev);
+        }
         match ev {
             Event::Arrival => self.on_arrival(t),
             Event::Retry => self.on_retry(t),
+            Event::ServiceDone {
+                worker,
+                generation,
+                slot,
+            } if self.lazy.is_some() => self.on_lazy_service_done(t, worker, generation, slot),
             Event::ServiceDone {
                 worker,
                 generation,
@@ -408,6 +447,9 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         if self.pinned.is_some() {
             self.send_freed(t);
+        }
+        if self.lazy.is_some() {
+            self.fold_all(t);
         }
     }
 
@@ -446,6 +488,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         self.q.schedule(self.sc.timeline_step, Event::Timeline);
         self.schedule_platform();
         self.start_replace();
+        self.fold_all(SimTime::ZERO);
     }
 
     /// The worker structs of instance `i`.
@@ -463,6 +506,9 @@ impl<'s, O: Observer> Sim<'s, O> {
     }
 
     fn set_state(&mut self, t: SimTime, w: u32, to: WorkerState) {
+        if self.lazy.is_some() {
+            self.materialize(self.workers[w as usize].instance, t);
+        }
         self.account(t);
         let worker = &mut self.workers[w as usize];
         let (from, i) = (worker.state, worker.instance as usize);
@@ -497,10 +543,10 @@ impl<'s, O: Observer> Sim<'s, O> {
             serving: self.counts.serving,
             booting: self.counts.booting,
             draining: self.counts.draining,
-            backlog: self
-                .instances
-                .iter()
-                .map(|i| i.backlog.len() as u64)
+            backlog: (0..self.instances.len() as u32)
+                .map(|i| {
+                    (self.instances[i as usize].backlog.len() + self.lazy_backlog(i, t)) as u64
+                })
                 .sum::<u64>()
                 + self.agg.as_ref().map_or(0, |a| a.backlog()),
             arrivals: self.step.arrivals,
@@ -551,9 +597,16 @@ impl<'s, O: Observer> Sim<'s, O> {
         if self.agg.is_some() {
             self.finish_aggregate(end);
         }
+        self.settle_all(end, 0);
+        self.finish_lazy(end);
         self.account(end);
         for w in 0..self.workers.len() as u32 {
             self.close_rss_accounting(end, w);
+        }
+        if self.agg.is_none() {
+            // Summed per instance in instance order, so the lazy path's
+            // order of crediting leaves the float sum as it is.
+            self.m.overshoot_mb_us = self.instances.iter().map(|i| i.overshoot_mb_us).sum();
         }
         if self.step_start < end {
             self.emit_timeline_row(end);

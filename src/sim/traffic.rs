@@ -83,6 +83,10 @@ impl<O: Observer> Sim<'_, O> {
             return;
         }
         req.enq_t = t;
+        if self.is_lazy(i) {
+            self.lazy_send(t, i, req);
+            return;
+        }
         self.instances[i as usize].outstanding += 1;
         if let Some((w, slot)) = self.take_idle(i) {
             self.start_service(t, w, slot, req);
@@ -179,8 +183,10 @@ impl<O: Observer> Sim<'_, O> {
         worker.slots[slot as usize] = Some(req);
         worker.in_flight += 1;
         let generation = worker.generation;
-        self.q.schedule(
+        self.note_start(w, t + service);
+        self.q.schedule_tied(
             t + service,
+            self.completion_tie(w, slot),
             Event::ServiceDone {
                 worker: w,
                 generation,
@@ -247,7 +253,10 @@ impl<O: Observer> Sim<'_, O> {
             }
             WorkerState::Serving => match self.next_from_backlog(t, i) {
                 Some(req) => self.start_service(t, w, slot, req),
-                None => self.instances[i as usize].idle.push_back((w, generation)),
+                None => {
+                    self.instances[i as usize].idle.push_back((w, generation));
+                    self.note_idle(t, w, 0);
+                }
             },
             WorkerState::Booting | WorkerState::Dead => {
                 unreachable!("a booting or dead worker has no slots in use")
@@ -273,7 +282,7 @@ impl<O: Observer> Sim<'_, O> {
         None
     }
 
-    fn complete(&mut self, t: SimTime, i: u32, req: Request) {
+    pub(super) fn complete(&mut self, t: SimTime, i: u32, req: Request) {
         self.m.completed += 1;
         self.step.completions += 1;
         let latency = t - req.first_t;

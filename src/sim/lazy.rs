@@ -1,0 +1,805 @@
+//! Lazy completions: the exact engine's fast path, where a served request
+//! is not a heap event.
+//!
+//! Per instance, requests are served first in, first out by its serving
+//! slots, so a request's start and completion follow from the arrival
+//! stream alone (the Kiefer-Wolfowitz recursion): at its arrival, a request
+//! is assigned to the slot that frees first (ties in the order slots went
+//! idle, which `IdleKey` spells out), starts at `max(arrival, free)` and is
+//! done at start + service. Its RSS growth is drawn then, from its worker's
+//! own stream: with one slot a worker (concurrency 1) a worker's requests
+//! complete in the order they were assigned, so the draws come in the order
+//! the event engine draws them at completion.
+//!
+//! A completion whose effects are local (counters, the latency histogram,
+//! the worker's RSS, the instance's memory sum) is *credited* late, when
+//! the instance is next touched by an event, in the order the event engine
+//! would have served it: `(time, worker)`, which is also the order the
+//! event engine breaks ties in (`EventQueue::schedule_tied`). A completion
+//! that may act beyond its worker is scheduled as a `ServiceDone` event
+//! instead: a retried request (its `retry_ok` row), the request that reaches
+//! a request-count trigger or a per-request sample, every request assigned
+//! while the instance's memory *projected* over its assigned requests could
+//! pass the cgroup limit (so an OOM kill happens at its exact place), and
+//! the requests in flight on an instance an event changes.
+//!
+//! Any event that changes an instance's workers (a drain, an exit, a fork,
+//! a boot, a kill: `Sim::set_state` and `Sim::kill_in_flight`) first
+//! *materializes* the instance into the event engine's form (requests in
+//! slots with their completion events, the backlog, the idle list), so the
+//! event engine's own handlers apply it unchanged; at the end of the event
+//! the instance is folded back (`fold`), its backlog assigned again over
+//! the slots as they are now. The two forms hold the same requests: the
+//! outputs are the event engine's byte for byte (`tests/lazy_engine.rs`).
+//!
+//! The fast path needs one slot per worker and no mechanism that acts
+//! inside a request (`fallback` names the first one a scenario has); those
+//! scenarios run on the event engine.
+
+use super::{Event, Sim};
+use crate::engine::SimTime;
+use crate::engine::rng::StreamRng;
+use crate::fleet::{Request, WorkerState};
+use crate::metrics::Observer;
+use crate::policy::Sampling;
+use crate::scenario::{BalancerKind, Connections, Replacement, Scenario};
+use std::collections::VecDeque;
+
+/// Why a scenario runs on the event engine, or `None` for the fast path.
+pub fn fallback(sc: &Scenario) -> Option<&'static str> {
+    let f = &sc.fleet;
+    let p = &sc.policy;
+    Some(if sc.engine.is_aggregate() {
+        "the aggregate engine"
+    } else if f.concurrency != 1 {
+        "fleet.concurrency above 1 (a worker's requests can complete out of order)"
+    } else if matches!(sc.client.connections, Connections::Pinned { .. }) {
+        "client.connections = \"pinned\" (a request waits for its connection's worker)"
+    } else if sc.workload.balancer == BalancerKind::LeastOutstanding {
+        "workload.balancer = \"least_outstanding\" (it reads every instance at every arrival)"
+    } else if f.kill.request_timeout.is_some() {
+        "fleet.kill.request_timeout_s"
+    } else if p.modes.cold_start.is_some() {
+        "[fleet.cold_start]"
+    } else if !matches!(
+        p.replacement,
+        Replacement::ExitThenSpawn | Replacement::SpawnThenExit
+    ) {
+        "policy.replacement detach_and_spawn or timed_handover"
+    } else if f.surge.is_some() {
+        "[fleet.leak.surge]"
+    } else if p.triggers.drift.is_some() {
+        "the drift trigger (it collects garbage after every request)"
+    } else if f.transient_mean_mb > 0.0 {
+        "fleet.leak.transient_mean_mb"
+    } else if sc.platform.oom_group.is_some() || !sc.platform.reloads.is_empty() {
+        "[platform] oom_group or reload waves"
+    } else {
+        return None;
+    })
+}
+
+/// When a slot went idle, as one ordered key: `(time, class, tie)`. A slot
+/// freed by a completion (class 0, tie = its worker) comes before one freed
+/// by another event at the same microsecond (class 1, tie = a counter in
+/// event order): the event engine's idle list in the same order.
+type IdleKey = u128;
+
+fn idle_key(t: SimTime, class: u128, tie: u64) -> IdleKey {
+    ((t.0 as u128) << 64) | (class << 63) | tie as u128
+}
+
+fn key_time(k: IdleKey) -> SimTime {
+    SimTime((k >> 64) as u64)
+}
+
+/// `Lazy::due` of a worker's requests.
+#[inline]
+fn head_due(items: &VecDeque<Item>, w: u32) -> u128 {
+    match items.front() {
+        Some(it) if !it.event => ((it.done.0 as u128) << 32) | w as u128,
+        _ => u128::MAX,
+    }
+}
+
+/// A request assigned to a worker.
+#[derive(Clone)]
+struct Item {
+    req: Request,
+    start: SimTime,
+    done: SimTime,
+    /// Its RSS growth, drawn at assignment.
+    growth_mb: f64,
+    /// What it adds to the instance's memory sum: the growth and the pages
+    /// it unshares (copy-on-write).
+    private_mb: f64,
+    /// Assignment order: the backlog's order when the instance materializes.
+    order: u64,
+    /// Its completion is a `ServiceDone` event, not credited late.
+    event: bool,
+    /// The `slot` field of that event: a waiting request can be assigned
+    /// again (`materialize`, `fold`), which leaves its first event stale.
+    /// 0 for a request started in the event form (whose event says slot 0).
+    ticket: u32,
+    /// Its wait is in the metrics already (it started in the event form).
+    waited: bool,
+    /// The worker's draw state before this item drew (waiting items only):
+    /// restored when the item goes back to the backlog.
+    before: Option<Box<(StreamRng, f64)>>,
+}
+
+/// One instance's lazy state.
+#[derive(Default)]
+struct Inst {
+    /// Growth drawn for assigned requests not yet credited.
+    pending_mb: f64,
+    /// Starts of the assigned requests still waiting, in order (they never
+    /// decrease): the backlog's length at a time.
+    waits: VecDeque<SimTime>,
+    /// Requests that will time out in the backlog, at the time a slot
+    /// would have taken them.
+    timeouts: VecDeque<(SimTime, u64, Request)>,
+    /// Requests that came while no worker was serving.
+    unassigned: VecDeque<(u64, Request)>,
+    /// In the event engine's form until the end of the current event.
+    eager: bool,
+    /// The least `Lazy::due` of its workers, or less (a lower bound:
+    /// `settle` rescans only when an event is past it).
+    next_due: u128,
+}
+
+pub(super) struct Lazy {
+    /// Per worker struct: its assigned requests, in flight first.
+    items: Vec<VecDeque<Item>>,
+    /// Per worker struct: `(done << 32 | worker)` of its first request
+    /// when that one is credited late, else `u128::MAX` (`settle` takes
+    /// the least of an instance's).
+    due: Vec<u128>,
+    /// Per worker struct: when it can take the next request (`IdleKey`:
+    /// its last request's completion, or when it went idle), `u128::MAX`
+    /// when it is not serving (`assign` takes the least).
+    free: Vec<IdleKey>,
+    idle: Vec<IdleKey>,
+    /// Per worker struct, in the event form: when its request in flight is
+    /// done, and the growth drawn for it (`None`: drawn when folded).
+    busy_until: Vec<SimTime>,
+    in_flight_growth: Vec<Option<f64>>,
+    /// The ticket of its completion event (0: scheduled by the event form).
+    in_flight_ticket: Vec<u32>,
+    inst: Vec<Inst>,
+    order: u64,
+    /// Class-1 idle keys (`IdleKey`) handed out so far.
+    others: u64,
+    /// Completion-event tickets handed out so far (`Item::ticket`).
+    tickets: u32,
+    /// Instances materialized during the current event.
+    eager: Vec<u32>,
+    /// The worker whose completion event is being handled: its slot is
+    /// free in the event form until the handler's `slot_freed`.
+    completing: Option<u32>,
+}
+
+impl Lazy {
+    /// The fast path's state, every instance in the event form (the fleet
+    /// is built by the event engine's code, then folded: `Sim::start`);
+    /// `None` when the scenario needs the event engine.
+    pub(super) fn new(sc: &Scenario, structs: usize) -> Option<Self> {
+        if fallback(sc).is_some() {
+            return None;
+        }
+        let instances = sc.fleet.instances;
+        Some(Lazy {
+            items: (0..structs).map(|_| VecDeque::new()).collect(),
+            due: vec![u128::MAX; structs],
+            free: vec![u128::MAX; structs],
+            idle: vec![0; structs],
+            busy_until: vec![SimTime::ZERO; structs],
+            in_flight_growth: vec![None; structs],
+            in_flight_ticket: vec![0; structs],
+            inst: (0..instances)
+                .map(|_| Inst {
+                    eager: true,
+                    ..Inst::default()
+                })
+                .collect(),
+            order: 0,
+            others: 0,
+            tickets: 0,
+            eager: (0..instances as u32).collect(),
+            completing: None,
+        })
+    }
+}
+
+impl<O: Observer> Sim<'_, O> {
+    /// The `ServiceDone` tie of a slot (`EventQueue::schedule_tied`).
+    #[inline(always)]
+    pub(super) fn completion_tie(&self, w: u32, slot: u32) -> u32 {
+        w * self.sc.fleet.concurrency as u32 + slot
+    }
+
+    /// Credits instance `i`'s completions that come before the event
+    /// keyed `(t, tie)` (`tie = u32::MAX`: all at or before `t`).
+    #[inline]
+    pub(super) fn settle(&mut self, i: u32, t: SimTime, tie: u32) {
+        let Some(lz) = &self.lazy else { return };
+        if lz.inst[i as usize].eager {
+            return;
+        }
+        let upto = ((t.0 as u128) << 32) | tie as u128;
+        if lz.inst[i as usize].next_due >= upto && lz.inst[i as usize].timeouts.is_empty() {
+            return;
+        }
+        let first = (i as usize) * self.spi;
+        loop {
+            let lz = self.lazy.as_ref().expect("lazy");
+            let due = &lz.due[first..first + self.spi];
+            let (mut best, mut at) = (u128::MAX, 0);
+            for (k, &d) in due.iter().enumerate() {
+                if d < best {
+                    (best, at) = (d, k);
+                }
+            }
+            let timeouts = &lz.inst[i as usize].timeouts;
+            if !timeouts.is_empty() {
+                let s = (timeouts[0].0.0 as u128) << 32;
+                if s < upto && s <= best {
+                    self.credit_timeout(i);
+                    continue;
+                }
+            }
+            if best >= upto {
+                self.lazy.as_mut().expect("lazy").inst[i as usize].next_due = best;
+                return;
+            }
+            self.credit(i, (first + at) as u32);
+        }
+    }
+
+    /// Settles every instance up to `t` (timeline rows, the end).
+    pub(super) fn settle_all(&mut self, t: SimTime, tie: u32) {
+        if self.lazy.is_some() {
+            for i in 0..self.instances.len() as u32 {
+                self.settle(i, t, tie);
+            }
+        }
+    }
+
+    fn credit_timeout(&mut self, i: u32) {
+        let lz = self.lazy.as_mut().expect("lazy");
+        let inst = &mut lz.inst[i as usize];
+        let (s, _, _) = inst.timeouts.pop_front().expect("a timeout");
+        while inst.waits.front().is_some_and(|&x| x <= s) {
+            inst.waits.pop_front();
+        }
+        // (No event of its own: the event engine fails it inside the event
+        // that frees the slot.)
+        self.instances[i as usize].outstanding -= 1;
+        self.http_failure(s, super::traffic::HttpFailure::Timeout);
+    }
+
+    /// A completion with local effects only, credited at its time.
+    fn credit(&mut self, i: u32, w: u32) {
+        let lz = self.lazy.as_mut().expect("lazy");
+        let it = lz.items[w as usize].pop_front().expect("an item");
+        let empty = lz.items[w as usize].is_empty();
+        lz.due[w as usize] = head_due(&lz.items[w as usize], w);
+        let inst = &mut lz.inst[i as usize];
+        while inst.waits.front().is_some_and(|&x| x <= it.start) {
+            inst.waits.pop_front();
+        }
+        inst.pending_mb -= it.private_mb;
+        if empty {
+            lz.idle[w as usize] = idle_key(it.done, 0, w as u64);
+        }
+        self.m.events += 1;
+        self.served(it.done, i, w, &it);
+        debug_assert!(
+            self.instances[i as usize].usage_mb(self.sc.fleet.master_mb)
+                <= self.sc.fleet.container_mb,
+            "a lazy completion passed the cgroup limit"
+        );
+    }
+
+    /// What a completion does to its worker and the metrics.
+    fn served(&mut self, t: SimTime, i: u32, w: u32, it: &Item) {
+        if !it.waited {
+            self.m.wait_us += (it.start - it.req.enq_t).0;
+            self.m.waits += 1;
+            self.m.waited += (it.start > it.req.enq_t) as u64;
+        }
+        self.workers[w as usize].requests += 1;
+        self.instances[i as usize].outstanding -= 1;
+        self.complete(t, i, it.req);
+        self.apply_growth(t, w, it.growth_mb);
+    }
+
+    /// A `ServiceDone` event under the fast path (the request was one that
+    /// may act beyond its worker).
+    pub(super) fn on_lazy_service_done(
+        &mut self,
+        t: SimTime,
+        w: u32,
+        generation: u32,
+        ticket: u32,
+    ) {
+        if self.workers[w as usize].generation != generation {
+            return; // the process was killed; its requests already failed
+        }
+        let i = self.workers[w as usize].instance;
+        let lz = self.lazy.as_mut().expect("lazy");
+        if lz.items[w as usize]
+            .front()
+            .is_none_or(|it| !it.event || it.ticket != ticket || it.done != t)
+        {
+            // The request went back to the backlog (`materialize`, which
+            // took this event off the count: the event engine never had it).
+            return;
+        }
+        let it = lz.items[w as usize]
+            .pop_front()
+            .expect("a completion event for an assigned request");
+        debug_assert!(it.event && it.done == t);
+        let empty = lz.items[w as usize].is_empty();
+        let due = head_due(&lz.items[w as usize], w);
+        lz.due[w as usize] = due;
+        let next = &mut lz.inst[i as usize].next_due;
+        *next = (*next).min(due);
+        lz.inst[i as usize].pending_mb -= it.private_mb;
+        lz.completing = Some(w);
+        self.served(t, i, w, &it);
+        let killed = self.oom_check(t, i) && self.workers[w as usize].generation != generation;
+        if !killed {
+            let before = self.workers[w as usize].requests - 1;
+            self.after_requests(t, w, before);
+        }
+        let lz = self.lazy.as_mut().expect("lazy");
+        lz.completing = None;
+        if killed || self.workers[w as usize].generation != generation {
+            // The OOM victim, or a trigger recycled the idle worker and it
+            // exited at once.
+            return;
+        }
+        if lz.inst[i as usize].eager {
+            self.slot_freed(t, w, 0); // an event of this one changed the instance
+        } else if empty {
+            match self.workers[w as usize].state {
+                WorkerState::Draining => self.exit(t, w),
+                _ => lz.idle[w as usize] = idle_key(t, 0, w as u64),
+            }
+        }
+    }
+
+    /// One RSS growth already drawn (`grow` without the draw).
+    fn apply_growth(&mut self, t: SimTime, w: u32, d: f64) {
+        if d > 0.0 {
+            let rss = self.workers[w as usize].rss_mb + d;
+            self.set_rss(t, w, rss);
+        }
+        if self.sc.fleet.cow.is_some() {
+            self.unshare(w);
+        }
+    }
+
+    /// The growth of worker `w`'s `n`-th request: its leak draw, and what
+    /// it adds to the instance's memory sum (the pages it unshares too).
+    fn draw_growth(&mut self, w: u32, n: u64) -> (f64, f64) {
+        let worker = &mut self.workers[w as usize];
+        let d = self.sc.fleet.leak.growth(
+            worker.velocity_mb_per_request,
+            &mut worker.warm_left_mb,
+            &mut worker.noise,
+        );
+        let copied = match &self.sc.fleet.cow {
+            Some(c) => c.shared_after(n - 1) - c.shared_after(n),
+            None => 0.0,
+        };
+        (d, d + copied)
+    }
+
+    /// A request reaches lazy instance `i` at `t` (after the balancer and
+    /// the stale-connection draw): the backlog bound, then its slot.
+    pub(super) fn lazy_send(&mut self, t: SimTime, i: u32, req: Request) {
+        self.settle(i, t, u32::MAX);
+        let lz = self.lazy.as_mut().expect("lazy");
+        let inst = &mut lz.inst[i as usize];
+        while inst.waits.front().is_some_and(|&s| s <= t) {
+            inst.waits.pop_front();
+        }
+        let queued = inst.waits.len() + inst.unassigned.len();
+        if queued >= self.backlog_cap {
+            self.http_failure(t, super::traffic::HttpFailure::BacklogFull);
+            return;
+        }
+        self.instances[i as usize].outstanding += 1;
+        let order = lz.order;
+        lz.order += 1;
+        self.assign(t, i, order, req);
+    }
+
+    /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`.
+    fn assign(&mut self, now: SimTime, i: u32, order: u64, req: Request) {
+        let lz = self.lazy.as_mut().expect("lazy");
+        let first = i as usize * self.spi;
+        let (mut key, mut at) = (u128::MAX, 0);
+        for (k, &f) in lz.free[first..first + self.spi].iter().enumerate() {
+            if f < key {
+                (key, at) = (f, k);
+            }
+        }
+        if key == u128::MAX {
+            lz.inst[i as usize].unassigned.push_back((order, req));
+            return;
+        }
+        let w = (first + at) as u32;
+        let start = key_time(key).max(req.enq_t).max(now);
+        let lz = self.lazy.as_mut().expect("lazy");
+        if start > req.enq_t && start - req.enq_t >= self.sc.workload.queue_timeout {
+            let inst = &mut lz.inst[i as usize];
+            inst.waits.push_back(start);
+            inst.timeouts.push_back((start, order, req));
+            return;
+        }
+        let n = self.workers[w as usize].requests + lz.items[w as usize].len() as u64 + 1;
+        let worker = &self.workers[w as usize];
+        let before =
+            (start > req.enq_t).then(|| Box::new((worker.noise.clone(), worker.warm_left_mb)));
+        let (growth_mb, private_mb) = self.draw_growth(w, n);
+        let lz = self.lazy.as_mut().expect("lazy");
+        let worker = &self.workers[w as usize];
+        let inst = &mut lz.inst[i as usize];
+        inst.pending_mb += private_mb;
+        let projected =
+            self.instances[i as usize].usage_mb(self.sc.fleet.master_mb) + inst.pending_mb;
+        let every = match self.sc.policy.sampling {
+            Sampling::EveryRequests { n: every } => n % every == 0,
+            _ => false,
+        };
+        let event = req.attempt > 0
+            || n >= worker.max_requests
+            || every
+            || projected > self.sc.fleet.container_mb - 1e-6;
+        if start > req.enq_t {
+            inst.waits.push_back(start);
+        }
+        let done = start + req.service;
+        lz.free[w as usize] = idle_key(done, 0, w as u64);
+        let ticket = if event {
+            lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+            lz.tickets
+        } else {
+            0
+        };
+        if lz.items[w as usize].is_empty() && !event {
+            let due = ((done.0 as u128) << 32) | w as u128;
+            lz.due[w as usize] = due;
+            let next = &mut lz.inst[i as usize].next_due;
+            *next = (*next).min(due);
+        }
+        lz.items[w as usize].push_back(Item {
+            req,
+            start,
+            done,
+            growth_mb,
+            private_mb,
+            order,
+            event,
+            ticket,
+            waited: false,
+            before,
+        });
+        if event {
+            let generation = worker.generation;
+            self.q.schedule_tied(
+                done,
+                self.completion_tie(w, 0),
+                Event::ServiceDone {
+                    worker: w,
+                    generation,
+                    slot: ticket,
+                },
+            );
+        }
+    }
+
+    /// Puts lazy instance `i` in the event engine's form at `t` (the event
+    /// settled it): the request in flight on each worker in its slot, with
+    /// its completion event; the waiting ones in the backlog in arrival
+    /// order, their draws given back; free slots in the idle list in
+    /// `IdleKey` order. Folded back at the end of the event (`fold`).
+    pub(super) fn materialize(&mut self, i: u32, t: SimTime) {
+        let ws = self.instance_workers(i);
+        let Some(lz) = &mut self.lazy else { return };
+        if lz.inst[i as usize].eager {
+            return;
+        }
+        lz.inst[i as usize].eager = true;
+        lz.eager.push(i);
+        let inst = &mut lz.inst[i as usize];
+        inst.pending_mb = 0.0;
+        inst.waits.clear();
+        let mut waiting: Vec<(u64, Request)> =
+            inst.timeouts.drain(..).map(|(_, o, r)| (o, r)).collect();
+        waiting.extend(inst.unassigned.drain(..));
+        let mut idle: Vec<(IdleKey, u32)> = Vec::new();
+        for w in ws {
+            lz.due[w as usize] = u128::MAX;
+            lz.free[w as usize] = u128::MAX;
+            let items = std::mem::take(&mut lz.items[w as usize]);
+            let worker = &mut self.workers[w as usize];
+            let mut rewound = false;
+            let completing = lz.completing == Some(w);
+            for (k, it) in items.into_iter().enumerate() {
+                if k == 0 && it.start <= t && !completing {
+                    if !it.waited {
+                        self.m.wait_us += (it.start - it.req.enq_t).0;
+                        self.m.waits += 1;
+                        self.m.waited += (it.start > it.req.enq_t) as u64;
+                    }
+                    worker.slots[0] = Some(it.req);
+                    worker.in_flight = 1;
+                    lz.busy_until[w as usize] = it.done;
+                    lz.in_flight_growth[w as usize] = Some(it.growth_mb);
+                    // Its event: the one it has, or a new one (ticketed, so
+                    // `fold` can hand it back).
+                    let ticket = if it.event {
+                        it.ticket
+                    } else {
+                        lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+                        let generation = worker.generation;
+                        self.q.schedule_tied(
+                            it.done,
+                            w * self.sc.fleet.concurrency as u32,
+                            Event::ServiceDone {
+                                worker: w,
+                                generation,
+                                slot: lz.tickets,
+                            },
+                        );
+                        lz.tickets
+                    };
+                    lz.in_flight_ticket[w as usize] = ticket;
+                    continue;
+                }
+                if it.event && it.done < self.sc.duration {
+                    // Its event is void now (`on_lazy_service_done` ignores
+                    // it), and the event engine never had it: uncounted
+                    // ahead, as the loop will count it when it pops.
+                    self.m.events -= 1;
+                }
+                if !rewound {
+                    let (noise, warm) = *it
+                        .before
+                        .expect("a waiting request kept its worker's draws");
+                    worker.noise = noise;
+                    worker.warm_left_mb = warm;
+                    rewound = true;
+                }
+                waiting.push((it.order, it.req));
+            }
+            if worker.in_flight == 0 && worker.state == WorkerState::Serving && !completing {
+                idle.push((lz.idle[w as usize], w));
+            }
+        }
+        waiting.sort_unstable_by_key(|&(o, _)| o);
+        idle.sort_unstable();
+        let instance = &mut self.instances[i as usize];
+        debug_assert!(instance.backlog.is_empty() && instance.idle.is_empty());
+        instance.backlog.extend(waiting.into_iter().map(|(_, r)| r));
+        for (_, w) in idle {
+            instance
+                .idle
+                .push_back((w, self.workers[w as usize].generation));
+        }
+    }
+
+    /// Puts every instance materialized during the event back in the lazy
+    /// form, at the event's time `t`.
+    #[inline(always)]
+    pub(super) fn fold_all(&mut self, t: SimTime) {
+        if self.lazy.as_ref().is_some_and(|lz| !lz.eager.is_empty()) {
+            self.fold_eager(t);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fold_eager(&mut self, t: SimTime) {
+        let Some(lz) = &mut self.lazy else { return };
+        let eager = std::mem::take(&mut lz.eager);
+        for i in eager {
+            self.fold(i, t);
+        }
+    }
+
+    /// The event form of instance `i` back to the lazy one: each request in
+    /// flight keeps its completion event, the backlog is assigned again in
+    /// order over the slots as they are now.
+    fn fold(&mut self, i: u32, t: SimTime) {
+        let ws = self.instance_workers(i);
+        let lz = self.lazy.as_mut().expect("lazy");
+        lz.inst[i as usize].eager = false;
+        lz.inst[i as usize].pending_mb = 0.0;
+        lz.inst[i as usize].next_due = 0;
+        for w in ws {
+            let serving = self.workers[w as usize].state == WorkerState::Serving;
+            let lz = self.lazy.as_mut().expect("lazy");
+            lz.due[w as usize] = u128::MAX;
+            lz.free[w as usize] = if serving {
+                lz.idle[w as usize]
+            } else {
+                u128::MAX
+            };
+            let Some(req) = self.workers[w as usize].slots[0].take() else {
+                continue;
+            };
+            self.workers[w as usize].in_flight = 0;
+            let lz = self.lazy.as_mut().expect("lazy");
+            let grown = lz.in_flight_growth[w as usize].take();
+            let ticket = std::mem::take(&mut lz.in_flight_ticket[w as usize]);
+            let done = lz.busy_until[w as usize];
+            let n = self.workers[w as usize].requests + 1;
+            // Started in the event form: its growth is drawn now, before
+            // anything assigned after it (the order the event engine draws).
+            let (growth_mb, private_mb) = match grown {
+                Some(d) => {
+                    let copied = self
+                        .sc
+                        .fleet
+                        .cow
+                        .as_ref()
+                        .map_or(0.0, |c| c.shared_after(n - 1) - c.shared_after(n));
+                    (d, d + copied)
+                }
+                None => self.draw_growth(w, n),
+            };
+            let lz = self.lazy.as_mut().expect("lazy");
+            lz.inst[i as usize].pending_mb += private_mb;
+            if serving {
+                lz.free[w as usize] = idle_key(done, 0, w as u64);
+            }
+            lz.items[w as usize].push_back(Item {
+                req,
+                start: t,
+                done,
+                growth_mb,
+                private_mb,
+                order: 0,
+                event: true,
+                ticket,
+                waited: true,
+                before: None,
+            });
+        }
+        self.instances[i as usize].idle.clear();
+        let backlog = std::mem::take(&mut self.instances[i as usize].backlog);
+        for req in backlog {
+            let lz = self.lazy.as_mut().expect("lazy");
+            let order = lz.order;
+            lz.order += 1;
+            self.assign(t, i, order, req);
+        }
+    }
+
+    /// A worker's slot went on the idle list in the event form (`class`:
+    /// 0 at a completion, 1 at any other event).
+    pub(super) fn note_idle(&mut self, t: SimTime, w: u32, class: u128) {
+        if let Some(lz) = &mut self.lazy {
+            let tie = if class == 0 {
+                w as u64
+            } else {
+                lz.others += 1;
+                lz.others
+            };
+            lz.idle[w as usize] = idle_key(t, class, tie);
+        }
+    }
+
+    /// A request started in the event form on `w`, done at `done`.
+    pub(super) fn note_start(&mut self, w: u32, done: SimTime) {
+        if let Some(lz) = &mut self.lazy {
+            lz.busy_until[w as usize] = done;
+            lz.in_flight_growth[w as usize] = None;
+            lz.in_flight_ticket[w as usize] = 0;
+        }
+    }
+
+    /// Whether instance `i` is in the lazy form now.
+    pub(super) fn is_lazy(&self, i: u32) -> bool {
+        self.lazy
+            .as_ref()
+            .is_some_and(|lz| !lz.inst[i as usize].eager)
+    }
+
+    /// Requests waiting at `t` on lazy instance `i` (the event form's
+    /// backlog length).
+    pub(super) fn lazy_backlog(&self, i: u32, t: SimTime) -> usize {
+        let Some(lz) = &self.lazy else { return 0 };
+        let inst = &lz.inst[i as usize];
+        inst.waits.iter().filter(|&&s| s > t).count() + inst.unassigned.len()
+    }
+
+    /// Before event `ev` at `t`: credits the completions due before it on
+    /// the instances it touches (arrivals and retries settle theirs once
+    /// the balancer has picked it, in `lazy_send`).
+    pub(super) fn settle_for(&mut self, t: SimTime, ev: Event) {
+        let of = |s: &Self, w: u32| s.workers[w as usize].instance;
+        match ev {
+            Event::Arrival | Event::Retry => {}
+            Event::ServiceDone { worker, .. } => {
+                let tie = self.completion_tie(worker, 0);
+                self.settle(of(self, worker), t, tie);
+            }
+            Event::Sample { worker, .. }
+            | Event::DrainDeadline { worker, .. }
+            | Event::BootDone { worker, .. }
+            | Event::LifetimeDue { worker, .. }
+            | Event::EvilCheck { worker, .. }
+            | Event::Drained { worker, .. }
+            | Event::Handover { worker, .. }
+            | Event::RequestTimeout { worker, .. } => self.settle(of(self, worker), t, u32::MAX),
+            Event::InstanceCheck { instance }
+            | Event::InstanceRestart { instance }
+            | Event::RollingRestart { instance, .. }
+            | Event::MasterWake { instance } => self.settle(instance, t, u32::MAX),
+            Event::Timeline | Event::Reload { .. } | Event::Step => self.settle_all(t, u32::MAX),
+        }
+    }
+
+    /// The lazy form's own invariants (tests): every request is counted
+    /// once, each worker's requests are in order, back to back, and only a
+    /// serving worker is assigned work to start.
+    pub(super) fn assert_lazy(&self, t: SimTime) {
+        let lz = self.lazy.as_ref().expect("lazy");
+        for (i, inst) in lz.inst.iter().enumerate() {
+            let mut held = inst.timeouts.len() + inst.unassigned.len();
+            for w in self.instance_workers(i as u32) {
+                let items = &lz.items[w as usize];
+                held += items.len();
+                let mut prev: Option<&Item> = None;
+                for (k, it) in items.iter().enumerate() {
+                    // (A request started in the event form keeps its
+                    // completion, not its start: `fold`.)
+                    assert!(
+                        it.waited || it.done == it.start + it.req.service,
+                        "t={t}: worker {w} item {k}"
+                    );
+                    assert!(it.start >= it.req.enq_t, "t={t}: worker {w} starts early");
+                    if let Some(p) = prev {
+                        assert_eq!(
+                            it.start,
+                            p.done.max(it.req.enq_t),
+                            "t={t}: worker {w} not back to back"
+                        );
+                    } else {
+                        assert!(it.done >= t, "t={t}: worker {w} head was due");
+                    }
+                    prev = Some(it);
+                }
+                let state = self.workers[w as usize].state;
+                assert!(
+                    items.len() <= 1 || state == WorkerState::Serving,
+                    "t={t}: worker {w} ({state:?}) has work waiting"
+                );
+            }
+            assert_eq!(
+                held, self.instances[i].outstanding as usize,
+                "t={t}: instance {i} outstanding"
+            );
+        }
+    }
+
+    /// At the end of the run: the requests that started before `end` but
+    /// are not done count their wait (the event engine counts it at the
+    /// start).
+    pub(super) fn finish_lazy(&mut self, end: SimTime) {
+        let Some(lz) = &self.lazy else { return };
+        for items in &lz.items {
+            for it in items.iter().filter(|it| it.start < end && !it.waited) {
+                self.m.wait_us += (it.start - it.req.enq_t).0;
+                self.m.waits += 1;
+                self.m.waited += (it.start > it.req.enq_t) as u64;
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The fast path (`sim/lazy.rs`: served requests credited late, not heap
+//! events) against the event engine it replaces: every output byte the
+//! same (summary, every events.csv row, every timeline and workers.csv
+//! row), over scenarios that reach each of its branches: queueing and
+//! queue timeouts, a full backlog, OOM kills at the cgroup limit, request
+//! counts and per-request samples, retries, spawn-then-exit, uWSGI's evil
+//! kill, copy-on-write; and with invariant checks on, which materialize
+//! and fold every instance after every event (which must change nothing).
+
+mod common;
+
+use fleetsim::engine::SimTime;
+use fleetsim::metrics::{EventRow, Observer, TimelineRow, WorkerSample};
+use fleetsim::{Scenario, Sim};
+
+/// Every row a run emits, as text.
+#[derive(Default)]
+struct Everything(Vec<String>);
+
+impl Observer for Everything {
+    fn event(&mut self, row: &EventRow) {
+        self.0.push(format!("{row:?}"));
+    }
+    fn timeline(&mut self, row: &TimelineRow) {
+        self.0.push(format!("{row:?}"));
+    }
+    fn workers_wanted(&self) -> usize {
+        usize::MAX
+    }
+    fn workers(&mut self, t: SimTime, live: &[WorkerSample]) {
+        self.0.push(format!("{t:?} {live:?}"));
+    }
+}
+
+/// The summary and every row, on the engine `how` picks.
+fn outputs(sc: &Scenario, seed: u64, how: &str) -> (String, Vec<String>) {
+    let mut rows = Everything::default();
+    let mut sim = Sim::new(sc, seed, &mut rows);
+    match how {
+        "events" => sim = sim.with_event_completions(),
+        "checked" => sim = sim.with_invariant_checks(),
+        _ => {}
+    }
+    let out = sim
+        .run()
+        .unwrap_or_else(|e| panic!("{how} seed {seed}: {e}"));
+    (format!("{:?}", out.summary), rows.0)
+}
+
+/// The fast path and the event engine agree byte for byte on the default
+/// plus `sets` over `seeds`; returns how many rows were compared.
+fn same(sets: &[&str], seeds: std::ops::Range<u64>, checked: bool) -> usize {
+    same_sc(
+        &common::scenario(sets),
+        &format!("{sets:?}"),
+        seeds,
+        checked,
+    )
+}
+
+fn same_sc(sc: &Scenario, sets: &str, seeds: std::ops::Range<u64>, checked: bool) -> usize {
+    assert_eq!(
+        fleetsim::sim_fallback(sc),
+        None,
+        "{sets} must take the fast path"
+    );
+    let sc = sc.clone();
+    let mut n = 0;
+    for seed in seeds {
+        let reference = outputs(&sc, seed, "events");
+        let fast = outputs(&sc, seed, if checked { "checked" } else { "fast" });
+        for (k, (a, b)) in reference.1.iter().zip(&fast.1).enumerate() {
+            assert_eq!(a, b, "{sets} seed {seed}: row {k} differs");
+        }
+        assert_eq!(
+            reference.1.len(),
+            fast.1.len(),
+            "{sets} seed {seed}: row count"
+        );
+        if reference.0 != fast.0 {
+            let at = reference
+                .0
+                .bytes()
+                .zip(fast.0.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            let from = at.saturating_sub(60);
+            panic!(
+                "{sets} seed {seed}: summary differs at {at}:\n events: {}\n fast:   {}",
+                &reference.0[from..(at + 60).min(reference.0.len())],
+                &fast.0[from..(at + 60).min(fast.0.len())]
+            );
+        }
+        n += reference.1.len();
+    }
+    n
+}
+
+#[test]
+fn the_default_is_the_event_engine_byte_for_byte() {
+    same(&["run.duration_h=6"], 1..6, false);
+}
+
+#[test]
+fn the_peer_fleet_at_20_rps_is_the_event_engine_byte_for_byte() {
+    same(
+        &[
+            "run.duration_h=2",
+            "workload.rps=20",
+            "workload.profile=constant",
+            "policy.busy_deferral=false",
+            "fleet.warm_start=false",
+            "client.keepalive_conns_per_worker=0",
+        ],
+        1..4,
+        false,
+    );
+}
+
+/// Each branch of the fast path, on a scenario that takes it often.
+const BRANCHES: &[(&str, &[&str])] = &[
+    // Overload: most requests wait, many time out, the backlog fills.
+    (
+        "backlog and queue timeouts",
+        &[
+            "run.duration_h=1",
+            "workload.rps=55",
+            "workload.profile=constant",
+            "workload.queue_timeout_s=1.5",
+            "workload.backlog_requests=40",
+        ],
+    ),
+    // A small container: the kernel kills at the cgroup limit.
+    (
+        "OOM kills",
+        &[
+            "run.duration_h=4",
+            "fleet.container_mb=1750",
+            "workload.rps=3",
+        ],
+    ),
+    (
+        "spawn-then-exit",
+        &[
+            "run.duration_h=4",
+            "policy.replacement=\"spawn_then_exit\"",
+            "workload.rps=3",
+        ],
+    ),
+    (
+        "per-request samples",
+        &[
+            "run.duration_h=3",
+            "policy.sampling=\"requests\"",
+            "policy.sample_every_requests=7",
+        ],
+    ),
+    (
+        "request-count trigger",
+        &[
+            "run.duration_h=3",
+            "policy.max_requests.enabled=true",
+            "policy.max_requests.requests=300",
+            "policy.max_requests.jitter_requests=40",
+        ],
+    ),
+    (
+        "random balancer",
+        &["run.duration_h=3", "workload.balancer=\"random\""],
+    ),
+    (
+        "cold fleet",
+        &[
+            "run.duration_h=3",
+            "fleet.warm_start=false",
+            "workload.rps=4",
+        ],
+    ),
+];
+
+#[test]
+fn every_branch_is_the_event_engine_byte_for_byte() {
+    for (what, sets) in BRANCHES {
+        eprintln!("{what}");
+        let n = same(sets, 1..4, false);
+        assert!(n > 100, "{what}: {n} rows");
+    }
+}
+
+#[test]
+fn materializing_every_instance_after_every_event_changes_nothing() {
+    for (_, sets) in BRANCHES.iter().take(3) {
+        same(sets, 1..3, true);
+    }
+    same(&["run.duration_h=3"], 1..3, true);
+}
+
+#[test]
+fn every_preset_the_fast_path_takes_is_the_event_engine_byte_for_byte() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut taken = Vec::new();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == "toml")
+                .then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    for name in &names {
+        // Kill paths and surges are the event engine's: turned off here to
+        // reach the rest of each preset (its trigger, sampler, memory model).
+        for sets in [
+            &["run.duration_h=3"][..],
+            &["run.duration_h=3", "fleet.kill.request_timeout_s=0"],
+        ] {
+            let sc = common::preset(name, sets);
+            if fleetsim::sim_fallback(&sc).is_none() {
+                same_sc(&sc, name, 1..3, false);
+                taken.push(name.clone());
+                break;
+            }
+        }
+    }
+    eprintln!("presets on the fast path: {taken:?}");
+    assert!(taken.len() >= 9, "presets on the fast path: {taken:?}");
+}
