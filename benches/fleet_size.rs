@@ -4,8 +4,9 @@
 //!
 //! `cargo bench --bench fleet_size`; items/s are simulated requests per
 //! second. `cargo run --profile bench --example throughput -- scaling 0.25`
-//! prints ns/request per size beside the 6-worker fleet's, sizes
-//! alternated round by round (issue 20's target: 16,002 within 1.3x of 6).
+//! prints ns/request per size beside the 6-worker fleet's, on the fast
+//! path and on the event engine, sizes and engines alternated round by
+//! round (issue 20's target: 16,002 within 1.3x of 6).
 
 mod common;
 
@@ -26,4 +27,13 @@ fn fleet_size(bencher: divan::Bencher, instances: u32) {
     bencher
         .counter(ItemsCount::new(common::run(&sc).requests_total))
         .bench_local(|| common::run(divan::black_box(&sc)));
+}
+
+/// The same on the event engine (`Sim::with_event_completions`), beside it.
+#[divan::bench(args = common::SCALING_INSTANCES, sample_count = 3, sample_size = 1)]
+fn fleet_size_event_engine(bencher: divan::Bencher, instances: u32) {
+    let sc = common::scaled(instances, HOURS);
+    bencher
+        .counter(ItemsCount::new(common::run_events(&sc).requests_total))
+        .bench_local(|| common::run_events(divan::black_box(&sc)));
 }

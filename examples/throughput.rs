@@ -144,37 +144,42 @@ fn main() {
 }
 
 /// ns/request of the peer's fleet grown at the same load per worker
-/// (`common::scaled`), each size beside the smallest: the cost a request
-/// adds as the fleet's working set leaves the caches. Sizes alternate
-/// round by round, so a busy spell of the machine hits them alike; each
-/// size's best round is printed.
+/// (`common::scaled`), each size beside the smallest, on the fast path
+/// and on the event engine (`Sim::with_event_completions`): the cost a
+/// request adds as the fleet's working set leaves the caches. Sizes and
+/// engines alternate round by round, so a busy spell of the machine hits
+/// them alike; each one's best round is printed.
 fn scaling(hours: f64) {
     let fleets: Vec<_> = common::SCALING_INSTANCES
         .iter()
         .map(|&n| (n, common::scaled(n, hours)))
         .collect();
-    let mut best = vec![f64::INFINITY; fleets.len()];
+    let mut best = vec![[f64::INFINITY; 2]; fleets.len()];
     let mut requests = vec![0u64; fleets.len()];
     for _round in 0..3 {
         for (k, (_, sc)) in fleets.iter().enumerate() {
-            let (fastest, _) = time_runs(1, || {
-                requests[k] = std::hint::black_box(common::run(sc)).requests_total;
-            });
-            best[k] = best[k].min(fastest.as_secs_f64() * 1e9 / requests[k] as f64);
+            for (e, run) in [common::run, common::run_events].iter().enumerate() {
+                let (fastest, _) = time_runs(1, || {
+                    requests[k] = std::hint::black_box(run(sc)).requests_total;
+                });
+                best[k][e] = best[k][e].min(fastest.as_secs_f64() * 1e9 / requests[k] as f64);
+            }
         }
     }
     println!(
-        "{:>8} {:>9} {:>11} {:>11} {:>9}",
-        "workers", "rps", "requests", "ns/request", "vs first"
+        "{:>8} {:>9} {:>11} {:>11} {:>9} {:>13} {:>9}",
+        "workers", "rps", "requests", "ns/request", "vs first", "event engine", "vs first"
     );
     for (k, (n, _)) in fleets.iter().enumerate() {
         println!(
-            "{:>8} {:>9} {:>11} {:>11.1} {:>8.2}x",
+            "{:>8} {:>9} {:>11} {:>11.1} {:>8.2}x {:>13.1} {:>8.2}x",
             n * 3,
             10 * n,
             requests[k],
-            best[k],
-            best[k] / best[0]
+            best[k][0],
+            best[k][0] / best[0][0],
+            best[k][1],
+            best[k][1] / best[0][1]
         );
     }
 }
