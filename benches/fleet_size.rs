@@ -21,12 +21,13 @@ fn main() {
     divan::main();
 }
 
+/// On the fast path at every size (`Sim::with_lazy_completions`).
 #[divan::bench(args = common::SCALING_INSTANCES, sample_count = 3, sample_size = 1)]
 fn fleet_size(bencher: divan::Bencher, instances: u32) {
     let sc = common::scaled(instances, HOURS);
     bencher
-        .counter(ItemsCount::new(common::run(&sc).requests_total))
-        .bench_local(|| common::run(divan::black_box(&sc)));
+        .counter(ItemsCount::new(common::run_lazy(&sc).requests_total))
+        .bench_local(|| common::run_lazy(divan::black_box(&sc)));
 }
 
 /// The same on the event engine (`Sim::with_event_completions`), beside it.

@@ -10,6 +10,7 @@
 //! cargo run --profile bench --example throughput -- high_rate+progress 1   # as `fleetsim run` drives it
 //! cargo run --profile bench --example throughput -- high_rate+stop 1   # the Ctrl-C flag alone
 //! cargo run --profile bench --example throughput -- peer+events 24   # on the event engine (side by side)
+//! cargo run --profile bench --example throughput -- peer+lazy 24   # on the fast path (any fleet size)
 //! cargo run --profile bench --example throughput -- scaling 0.25   # ns/request, 6 to 16,002 workers
 //! cargo run --profile bench --example throughput -- scaled:200 0.25   # one of them (callgrind)
 //! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
@@ -85,15 +86,17 @@ fn main() {
         // requests, the bare engine's mean wait).
         // `+progress`: the Ctrl-C flag and the progress hook wired, as
         // `fleetsim run` does; `+stop`: the flag alone.
-        // `+events`: on the event engine, every request a heap event.
+        // `+events`: on the event engine, every request a heap event;
+        // `+lazy`: on the fast path whatever the fleet's size.
         let (name, hook) = match name.split_once('+') {
             Some((n, "progress")) => (n, Some(true)),
             Some((n, "stop")) => (n, Some(false)),
-            Some((n, "events")) => (n, None),
-            Some((_, h)) => panic!("unknown hook +{h}: +progress, +stop or +events"),
+            Some((n, "events")) | Some((n, "lazy")) => (n, None),
+            Some((_, h)) => panic!("unknown hook +{h}: +progress, +stop, +events or +lazy"),
             None => (name.as_str(), None),
         };
         let events_engine = args[0].ends_with("+events");
+        let lazy_engine = args[0].ends_with("+lazy");
         let bare = bare_workload(name);
         let sc = bare.is_none().then(|| workload(name, hours));
         let once = || match (bare, &sc) {
@@ -105,6 +108,7 @@ fn main() {
                 let s = match hook {
                     Some(p) => common::run_hooked(sc, p),
                     None if events_engine => common::run_events(sc),
+                    None if lazy_engine => common::run_lazy(sc),
                     None => common::run(sc),
                 };
                 (s.events_processed, s.requests_total, None)
@@ -145,7 +149,8 @@ fn main() {
 
 /// ns/request of the peer's fleet grown at the same load per worker
 /// (`common::scaled`), each size beside the smallest, on the fast path
-/// and on the event engine (`Sim::with_event_completions`): the cost a
+/// (`Sim::with_lazy_completions`, whatever the size) and on the event
+/// engine (`Sim::with_event_completions`): the cost a
 /// request adds as the fleet's working set leaves the caches. Sizes and
 /// engines alternate round by round, so a busy spell of the machine hits
 /// them alike; each one's best round is printed.
@@ -158,7 +163,7 @@ fn scaling(hours: f64) {
     let mut requests = vec![0u64; fleets.len()];
     for _round in 0..3 {
         for (k, (_, sc)) in fleets.iter().enumerate() {
-            for (e, run) in [common::run, common::run_events].iter().enumerate() {
+            for (e, run) in [common::run_lazy, common::run_events].iter().enumerate() {
                 let (fastest, _) = time_runs(1, || {
                     requests[k] = std::hint::black_box(run(sc)).requests_total;
                 });
@@ -168,7 +173,7 @@ fn scaling(hours: f64) {
     }
     println!(
         "{:>8} {:>9} {:>11} {:>11} {:>9} {:>13} {:>9}",
-        "workers", "rps", "requests", "ns/request", "vs first", "event engine", "vs first"
+        "workers", "rps", "requests", "fast path", "vs first", "event engine", "vs first"
     );
     for (k, (n, _)) in fleets.iter().enumerate() {
         println!(

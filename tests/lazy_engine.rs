@@ -38,8 +38,8 @@ fn outputs(sc: &Scenario, seed: u64, how: &str) -> (String, Vec<String>) {
     let mut sim = Sim::new(sc, seed, &mut rows);
     match how {
         "events" => sim = sim.with_event_completions(),
-        "checked" => sim = sim.with_invariant_checks(),
-        _ => {}
+        "checked" => sim = sim.with_lazy_completions().with_invariant_checks(),
+        _ => sim = sim.with_lazy_completions(),
     }
     let out = sim
         .run()
@@ -225,4 +225,32 @@ fn every_preset_the_fast_path_takes_is_the_event_engine_byte_for_byte() {
     }
     eprintln!("presets on the fast path: {taken:?}");
     assert!(taken.len() >= 9, "presets on the fast path: {taken:?}");
+}
+
+#[test]
+fn a_large_fleet_takes_the_fast_path_by_itself_and_a_small_one_does_not() {
+    // 20 instances of 3: past LAZY_MIN_WORKERS, `Sim::new` alone.
+    let sets = [
+        "run.duration_h=0.5",
+        "fleet.instances=20",
+        "workload.rps=30",
+    ];
+    let sc = common::scenario(&sets);
+    assert!(sc.fleet.workers() >= fleetsim::sim::LAZY_MIN_WORKERS);
+    let run = |sim: Sim<'_, &mut Everything>| sim.run().unwrap().summary;
+    let (mut a, mut b) = (Everything::default(), Everything::default());
+    let sim = Sim::new(&sc, 1, &mut a);
+    assert!(sim.lazy_completions(), "a fleet of 60 takes the fast path");
+    let by_itself = run(sim);
+    let events = run(Sim::new(&sc, 1, &mut b).with_event_completions());
+    assert_eq!(format!("{by_itself:?}"), format!("{events:?}"));
+    assert_eq!(a.0, b.0);
+    same(&sets, 1..3, false);
+    let small = common::scenario(&[]);
+    let sim = Sim::new(&small, 1, fleetsim::metrics::NullObserver);
+    assert!(
+        !sim.lazy_completions(),
+        "the seeds' 6 workers take the event engine"
+    );
+    assert!(sim.with_lazy_completions().lazy_completions());
 }

@@ -226,6 +226,17 @@ pub fn run_events(sc: &Scenario) -> Summary {
         .summary
 }
 
+/// `run` on the fast path whatever the fleet's size
+/// (`Sim::with_lazy_completions`; `Sim::new` takes it from
+/// `LAZY_MIN_WORKERS` up).
+pub fn run_lazy(sc: &Scenario) -> Summary {
+    fleetsim::Sim::new(sc, SEED, fleetsim::metrics::NullObserver)
+        .with_lazy_completions()
+        .run()
+        .expect("a benchmark run stays within its event budget")
+        .summary
+}
+
 /// `run` as `fleetsim run` drives the loop: with the Ctrl-C flag and the
 /// progress hook (`Sim::with_progress`) wired, or with the flag alone
 /// (`progress = false`, the loop as it was before the hook).

@@ -179,6 +179,15 @@ pub(super) struct Lazy {
     completing: Option<u32>,
 }
 
+/// Below this many workers the event engine is as fast or faster (its
+/// heap of completions is a few entries deep; the fast path's bookkeeping
+/// costs more): `Sim::new` takes the fast path from here up, and
+/// `Sim::with_lazy_completions` below it. Measured side by side
+/// (`throughput scaling`, docs/performance.md): at 6 workers 1,181
+/// instructions a request against the event engine's 1,007, at 60 and up
+/// faster by 1.3x (60) to 1.4x (16,002) in wall time.
+pub const LAZY_MIN_WORKERS: usize = 32;
+
 impl Lazy {
     /// The fast path's state, every instance in the event form (the fleet
     /// is built by the event engine's code, then folded: `Sim::start`);
@@ -452,7 +461,7 @@ impl<O: Observer> Sim<'_, O> {
         let projected =
             self.instances[i as usize].usage_mb(self.sc.fleet.master_mb) + inst.pending_mb;
         let every = match self.sc.policy.sampling {
-            Sampling::EveryRequests { n: every } => n % every == 0,
+            Sampling::EveryRequests { n: every } => n.is_multiple_of(every),
             _ => false,
         };
         let event = req.attempt > 0

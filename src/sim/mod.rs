@@ -13,7 +13,7 @@ mod evil;
 mod invariants;
 mod kill;
 mod lazy;
-pub use lazy::fallback;
+pub use lazy::{LAZY_MIN_WORKERS, fallback};
 mod lifecycle;
 mod platform;
 mod recycle;
@@ -299,8 +299,25 @@ impl<'s, O: Observer> Sim<'s, O> {
             backlog_cap,
             stop: None,
             progress: None,
-            lazy: lazy::Lazy::new(sc, sc.fleet.instances * spi),
+            lazy: (sc.fleet.workers() >= lazy::LAZY_MIN_WORKERS)
+                .then(|| lazy::Lazy::new(sc, sc.fleet.instances * spi))
+                .flatten(),
         }
+    }
+
+    /// Whether this run takes the fast path (`lazy.rs`).
+    pub fn lazy_completions(&self) -> bool {
+        self.lazy.is_some()
+    }
+
+    /// Takes the fast path (`lazy.rs`) on a fleet of any size, where the
+    /// scenario allows it (`fallback`); `Sim::new` takes it from
+    /// `LAZY_MIN_WORKERS` up. The outputs are the same bytes either way.
+    pub fn with_lazy_completions(mut self) -> Self {
+        if self.lazy.is_none() && self.m.events == 0 {
+            self.lazy = lazy::Lazy::new(self.sc, self.sc.fleet.instances * self.spi);
+        }
+        self
     }
 
     /// Runs on the event engine even where the fast path applies: every
