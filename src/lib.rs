@@ -83,7 +83,7 @@ pub use sim::{Sim, SimError, SimOutput, run_summary};
 /// that microsecond's events and in worker-slot order
 /// (`EventQueue::schedule_tied`), not in the order they were scheduled,
 /// and the overshoot integral is summed per instance; that order is what
-/// the fast path (`sim/lazy.rs`, lazy completions) keeps without
+/// the fast path (`sim/lazy/`, lazy completions) keeps without
 /// scheduling most completions at all, so both give the same bytes
 /// (`tests/lazy_engine.rs`). Ties at a microsecond are rare, the sum's
 /// order moves `overshoot_mb_s` in its last digits: of the pinned digests

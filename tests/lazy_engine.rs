@@ -1,4 +1,4 @@
-//! The fast path (`sim/lazy.rs`: served requests credited late, not heap
+//! The fast path (`sim/lazy/`: served requests credited late, not heap
 //! events) against the event engine it replaces: every output byte the
 //! same (summary, every events.csv row, every timeline and workers.csv
 //! row), over scenarios that reach each of its branches: queueing and

@@ -225,7 +225,7 @@ pub struct Sim<'s, O: Observer> {
     /// Where the loop publishes the simulated time it has reached
     /// (microseconds), at the stop flag's check (`with_progress`).
     progress: Option<&'s AtomicU64>,
-    /// The fast path's lazy completions (`lazy.rs`); `None` when the
+    /// The fast path's lazy completions (`lazy/`); `None` when the
     /// scenario needs the event engine, or it was asked for.
     lazy: Option<lazy::Lazy>,
 }
@@ -305,12 +305,12 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
     }
 
-    /// Whether this run takes the fast path (`lazy.rs`).
+    /// Whether this run takes the fast path (`lazy/`).
     pub fn lazy_completions(&self) -> bool {
         self.lazy.is_some()
     }
 
-    /// Takes the fast path (`lazy.rs`) on a fleet of any size, where the
+    /// Takes the fast path (`lazy/`) on a fleet of any size, where the
     /// scenario allows it (`fallback`); `Sim::new` takes it from
     /// `LAZY_MIN_WORKERS` up. The outputs are the same bytes either way.
     pub fn with_lazy_completions(mut self) -> Self {
