@@ -10,7 +10,7 @@
 
 use super::Failure;
 use super::limits::read_input;
-use super::output::{AtomicFile, stem};
+use super::output::{AtomicFile, ScenarioArgs, blame_hours, hours_override, load_scenario, stem};
 use clap::Args;
 use fleetsim::report::compare::{self, Side};
 use fleetsim::report::{Files, data};
@@ -131,6 +131,24 @@ fn side(label: &str, dir: &Path) -> Result<(Side, BTreeMap<u64, PathBuf>), Failu
     Ok((side, where_))
 }
 
+/// With `--seeds`, every scenario is loaded with `--hours` before any
+/// folder is made or any run starts: a bad file, or a bad `--hours`
+/// (named as the source, as `run` names it), is refused at once.
+fn check_scenarios(args: &CompareArgs) -> Result<(), Failure> {
+    if args.seeds.is_none() {
+        return Ok(());
+    }
+    for input in &args.inputs {
+        let scenario = ScenarioArgs {
+            scenario: (input != "default").then(|| PathBuf::from(input)),
+            set: Vec::new(),
+        };
+        load_scenario(&scenario, hours_override(args.hours))
+            .map_err(|f| blame_hours(f, args.hours))?;
+    }
+    Ok(())
+}
+
 /// Runs one scenario on the seeds with this binary's `fleetsim run`.
 fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), Failure> {
     let exe = std::env::current_exe()
@@ -154,7 +172,15 @@ fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), 
             .output()
             .map_err(|e| Failure::run(format!("cannot run {}: {e}", exe.display())))?;
         if !o.status.success() {
-            let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+            // The run's own `error: ` line, without its prefix (main adds
+            // one), and without the progress lines before it.
+            let text = String::from_utf8_lossy(&o.stderr);
+            let err = text
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("error: "))
+                .unwrap_or(text.trim())
+                .to_string();
             let f = match o.status.code() {
                 Some(2) => Failure::input(err),
                 _ => Failure::run(format!("fleetsim run {input} --seed {seed}: {err}")),
@@ -198,6 +224,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
             "--hours needs --seeds (run directories are compared as they are)",
         ));
     }
+    check_scenarios(&args)?;
     let labels = labels(&args.inputs);
     let out = args
         .out

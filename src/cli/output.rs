@@ -160,6 +160,24 @@ pub fn output_dir(out: &Option<PathBuf>, stem: &str, suffix: &str) -> Result<Pat
     Ok(dir)
 }
 
+/// `--hours H`: the override of `run.duration_h` it stands for.
+pub fn hours_override(hours: Option<f64>) -> Option<Override> {
+    hours.map(|h| Override {
+        key: "run.duration_h".into(),
+        value: toml::Value::Float(h),
+    })
+}
+
+/// A refusal of `run.duration_h` when `--hours` set it: the flag is named
+/// as the source, not the file (`--hours nan: <embedded render-2x3>: key
+/// `run.duration_h`: ...`).
+pub fn blame_hours(mut f: Failure, hours: Option<f64>) -> Failure {
+    if let Some(h) = hours.filter(|_| f.message.contains("key `run.duration_h`")) {
+        f.message = format!("--hours {}: {}", fleetsim::text::number(h), f.message);
+    }
+    f
+}
+
 /// A short digest (6 hex digits, FNV-1a) of a run's overrides as given,
 /// for default output folder names: `out/render-2x3-seed1-3f2a9c` is the
 /// default scenario with some `--set`s, never the plain run's folder. No
