@@ -264,6 +264,11 @@ fn interrupted(
     events: u64,
 ) -> Failure {
     let mut cmd = command(args);
+    // The restart goes into the same folder: without the `--force` this run
+    // had, a folder holding another complete run would refuse it.
+    if args.force {
+        cmd += " --force";
+    }
     if let Some(o) = &args.out {
         cmd += &format!(
             " --out {}",
