@@ -185,6 +185,19 @@ fn bad_inputs_exit_2() {
         &format!("{d}/o"),
     ]);
     assert_eq!(missing.status.code(), Some(2));
+    // A bad --hours is named as the source (as `run` names it), on one
+    // `error:` line, before any folder is made or any run starts.
+    let o = format!("{d}/hours");
+    let bad = fleetsim(&[
+        "compare", "--seeds", "1", "--hours", "nan", "default", "default", "--out", &o,
+    ]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: --hours NaN: <embedded render-2x3>: key `run.duration_h`"),
+        "{err}"
+    );
+    assert!(!Path::new(&o).exists(), "{o} was made before the refusal");
 }
 
 /// Runs under --out of another length (another scenario) are refused, and
