@@ -39,6 +39,17 @@ pub fn shell_quote(s: &str) -> Cow<'_, str> {
     Cow::Owned(format!("'{}'", s.replace('\'', "'\\''")))
 }
 
+/// A number as a message shows it: `1e308`, not 309 digits (exponent
+/// form outside 1e-4 to 1e9), else as written (`0.5`, `NaN`, `-inf`).
+pub fn number(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// Unicode's explicit bidirectional formatting characters (UAX #9) and
 /// marks: they reorder the text around them on display.
 fn is_bidi(c: char) -> bool {

@@ -185,6 +185,19 @@ fn bad_inputs_exit_2() {
         &format!("{d}/o"),
     ]);
     assert_eq!(missing.status.code(), Some(2));
+    // A bad --hours is named as the source (as `run` names it), on one
+    // `error:` line, before any folder is made or any run starts.
+    let o = format!("{d}/hours");
+    let bad = fleetsim(&[
+        "compare", "--seeds", "1", "--hours", "nan", "default", "default", "--out", &o,
+    ]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: --hours NaN: <embedded render-2x3>: key `run.duration_h`"),
+        "{err}"
+    );
+    assert!(!Path::new(&o).exists(), "{o} was made before the refusal");
 }
 
 /// Runs under --out of another length (another scenario) are refused, and
@@ -210,4 +223,58 @@ fn force_overwrites_runs_of_another_scenario() {
     ]);
     let s = json(&dir.path().join("default/seed-1/summary.json"));
     assert_eq!(s["duration_h"].as_f64(), Some(3.0), "{s}");
+}
+
+/// SIGTERM (a pod's stop reaches `compare` alone, not the `fleetsim run`
+/// it waits on): exit 130 within a second, the message says what is kept,
+/// and the child is stopped with it, never finishing a run afterwards.
+#[test]
+fn sigterm_stops_compare_and_its_running_seed() {
+    let dir = TempDir::new("compare-term");
+    let out = dir.path().join("c");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args([
+            "compare", "default", "default", "--seeds", "2", "--hours", "5000",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first seed's run to be under way (its staging folder).
+    let side = out.join("default");
+    let start = std::time::Instant::now();
+    while !fs::read_dir(&side).is_ok_and(|mut d| d.next().is_some()) {
+        assert!(start.elapsed().as_secs() < 30, "no run started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let kill = Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let stopped = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(stopped.elapsed().as_secs() < 20, "compare still running");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let took = stopped.elapsed();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(took.as_secs_f64() < 1.0, "stopped {took:?} after SIGTERM");
+    assert!(
+        err.contains("compare interrupted during seed 1 of 2"),
+        "{err}"
+    );
+    // A 5000 h run takes several seconds: a child left running would have
+    // written its summary by now.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    assert!(
+        !side.join("seed-1/summary.json").exists(),
+        "the run outlived compare"
+    );
+    assert!(!side.join("seed-2").exists());
 }

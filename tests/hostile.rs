@@ -449,6 +449,70 @@ fn a_planted_symlink_is_never_written_through() {
     }
 }
 
+/// `trials.csv` is written in place (appended row by row), not swapped in
+/// whole: a link planted there, dangling before a fresh sweep or to a copy
+/// of the rows before `--resume`, is refused (exit 2) and its target is
+/// neither made nor written.
+#[cfg(unix)]
+#[test]
+fn a_planted_link_as_trials_csv_is_refused_not_followed() {
+    let dir = TempDir::new("hostile-trials-link");
+    let sweep = dir.path().join("s.toml");
+    std::fs::write(
+        &sweep,
+        "hours = 0.05\n[[param]]\nkey = \"policy.cooldown_s\"\nvalues = [60.0, 120.0]\n\
+         [[objective]]\nmetric = \"oom_kills\"\n",
+    )
+    .unwrap();
+    let (s, out) = (sweep.to_str().unwrap(), dir.path().join("out"));
+    let o = out.to_str().unwrap();
+    let trials = out.join("trials.csv");
+    let link_refused = |args: &[&str], victim: &Path, before: Option<Vec<u8>>| {
+        let (r, _) = fleetsim(args, &[]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("trials.csv: a symbolic link"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(victim).ok(),
+            before,
+            "{args:?}: written through"
+        );
+    };
+    // A fresh sweep: the dangling link's target is not created.
+    std::fs::create_dir_all(&out).unwrap();
+    let made = dir.path().join("made.csv");
+    std::os::unix::fs::symlink(&made, &trials).unwrap();
+    link_refused(&["sweep", s, "--out", o], &made, None);
+    // A finished sweep's rows moved away and linked back: --resume refuses.
+    std::fs::remove_file(&trials).unwrap();
+    let (r, _) = fleetsim(&["sweep", s, "--out", o], &[]);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let victim = dir.path().join("victim.csv");
+    std::fs::rename(&trials, &victim).unwrap();
+    let rows = std::fs::read(&victim).unwrap();
+    std::os::unix::fs::symlink(&victim, &trials).unwrap();
+    link_refused(
+        &["sweep", s, "--out", o, "--resume"],
+        &victim,
+        Some(rows.clone()),
+    );
+    // The same rows cut mid-line (a kill): the cut is refused too.
+    std::fs::write(&victim, &rows[..rows.len() - 3]).unwrap();
+    link_refused(
+        &["sweep", s, "--out", o, "--resume"],
+        &victim,
+        Some(rows[..rows.len() - 3].to_vec()),
+    );
+}
+
 /// A value refused only in combination with another parameter's value
 /// (a jitter of 200 MB is too wide for a 500 MB limit, not for 600 MB) is
 /// no up-front refusal: the sweep runs, and the combinations the scenario

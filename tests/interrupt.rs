@@ -227,6 +227,54 @@ fn names_in(dir: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// A sweep of trials far longer than a second: SIGTERM stops the running
+/// simulations (within 4,096 events), not after them, and a trial cut
+/// short is no row (a resume runs it whole).
+#[test]
+fn sigterm_stops_a_sweep_of_long_trials_within_a_second() {
+    let dir = TempDir::new("interrupt-long-sweep");
+    let sweep = dir.path().join("long.toml");
+    // About 25 s a trial on the checked build.
+    std::fs::write(
+        &sweep,
+        "hours = 20000.0\n[[param]]\nkey = \"policy.cooldown_s\"\nvalues = [60.0, 120.0]\n\
+         [[objective]]\nmetric = \"oom_kills\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args([
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--threads",
+            "2",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fleetsim sweep");
+    std::thread::sleep(Duration::from_secs(2));
+    let start = Instant::now();
+    let o = signal_and_wait(child, "TERM");
+    let took = start.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(EXIT_INTERRUPTED), "stderr: {err}");
+    assert!(
+        took < Duration::from_secs(2),
+        "stopped {took:?} after SIGTERM"
+    );
+    assert!(err.contains("--resume"), "{err}");
+    let trials = std::fs::read_to_string(out.join("trials.csv")).unwrap();
+    assert_eq!(
+        trials.lines().count(),
+        1,
+        "a cut-short trial was written: {trials}"
+    );
+}
+
 #[test]
 fn sigint_stops_a_sweep_with_whole_rows_and_resume_finishes_it_identically() {
     let dir = TempDir::new("interrupt-sweep");

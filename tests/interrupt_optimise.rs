@@ -199,3 +199,29 @@ fn resume_refuses_other_settings_and_an_empty_directory() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("sweep file changed"), "{err}");
 }
+
+/// `trace.partial.csv` is appended in place: a link planted there (to the
+/// stopped search's own rows, moved away) is refused by `--resume`, exit
+/// 2, and its target keeps its bytes.
+#[test]
+fn resume_refuses_a_link_planted_as_the_journal() {
+    let dir = TempDir::new("optimise-link");
+    let file = dir.path().join("short.toml");
+    fs::write(&file, SHORT).unwrap();
+    let out = dir.path().join("out");
+    start_and_stop(&file, &out, false, 4, "KILL");
+    let journal = out.join("trace.partial.csv");
+    let victim = dir.path().join("victim.csv");
+    fs::rename(&journal, &victim).unwrap();
+    let before = fs::read(&victim).unwrap();
+    std::os::unix::fs::symlink(&victim, &journal).unwrap();
+    let o = optimise(&file, &out, true).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("trace.partial.csv: a symbolic link"), "{err}");
+    assert_eq!(
+        fs::read(&victim).unwrap(),
+        before,
+        "written through the link"
+    );
+}

@@ -177,6 +177,8 @@ fn a_killed_or_interrupted_rerun_leaves_the_previous_run_byte_identical() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("is left as it was"), "{err}");
+    // The restart it prints runs into the same folder, so it keeps --force.
+    assert!(err.contains("--hours 400 --force --out "), "{err}");
     assert_eq!(snapshot(&out), before, "Ctrl-C changed the previous run");
     assert_eq!(hidden_beside(&out), Vec::<PathBuf>::new(), "staging left");
 }

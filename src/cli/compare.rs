@@ -8,9 +8,9 @@
 //! (each side's first paired seed, on one time axis), and prints the
 //! headline figures in hyperfine's style.
 
-use super::Failure;
 use super::limits::read_input;
-use super::output::{AtomicFile, stem};
+use super::output::{AtomicFile, ScenarioArgs, blame_hours, hours_override, load_scenario, stem};
+use super::{EXIT_INTERRUPTED, Failure};
 use clap::Args;
 use fleetsim::report::compare::{self, Side};
 use fleetsim::report::{Files, data};
@@ -18,7 +18,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -131,6 +132,24 @@ fn side(label: &str, dir: &Path) -> Result<(Side, BTreeMap<u64, PathBuf>), Failu
     Ok((side, where_))
 }
 
+/// With `--seeds`, every scenario is loaded with `--hours` before any
+/// folder is made or any run starts: a bad file, or a bad `--hours`
+/// (named as the source, as `run` names it), is refused at once.
+fn check_scenarios(args: &CompareArgs) -> Result<(), Failure> {
+    if args.seeds.is_none() {
+        return Ok(());
+    }
+    for input in &args.inputs {
+        let scenario = ScenarioArgs {
+            scenario: (input != "default").then(|| PathBuf::from(input)),
+            set: Vec::new(),
+        };
+        load_scenario(&scenario, hours_override(args.hours))
+            .map_err(|f| blame_hours(f, args.hours))?;
+    }
+    Ok(())
+}
+
 /// Runs one scenario on the seeds with this binary's `fleetsim run`.
 fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), Failure> {
     let exe = std::env::current_exe()
@@ -150,12 +169,27 @@ fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), 
         if args.force {
             cmd.arg("--force");
         }
-        let o = cmd
-            .output()
-            .map_err(|e| Failure::run(format!("cannot run {}: {e}", exe.display())))?;
-        if !o.status.success() {
-            let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
-            let f = match o.status.code() {
+        let (status, stderr) = run_child(cmd, &exe)?;
+        if status.code() == Some(EXIT_INTERRUPTED) || STOP.load(Ordering::SeqCst) {
+            return Err(Failure::interrupted(format!(
+                "compare interrupted during seed {seed} of {}: the seeds' runs finished so far \
+                 are complete under {}, the interrupted seed's has no summary.json (a \
+                 complete run already there is kept); run the same command again",
+                args.seeds.unwrap_or(0),
+                dir.display()
+            )));
+        }
+        if !status.success() {
+            // The run's own `error: ` line, without its prefix (main adds
+            // one), and without the progress lines before it.
+            let text = String::from_utf8_lossy(&stderr);
+            let err = text
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("error: "))
+                .unwrap_or(text.trim())
+                .to_string();
+            let f = match status.code() {
                 Some(2) => Failure::input(err),
                 _ => Failure::run(format!("fleetsim run {input} --seed {seed}: {err}")),
             };
@@ -163,6 +197,44 @@ fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// Raised by Ctrl-C or SIGTERM (a pod's stop reaches this process alone).
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Runs one `fleetsim run` to its end, or until Ctrl-C or SIGTERM: then the
+/// child is killed (its staging directory, hidden, is removed by the next
+/// run into that folder) and never outlives this process. Its stderr is
+/// read by a thread, so a chatty child cannot fill the pipe.
+fn run_child(mut cmd: Command, exe: &Path) -> Result<(ExitStatus, Vec<u8>), Failure> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Failure::run(format!("cannot run {}: {e}", exe.display())))?;
+    let mut pipe = child.stderr.take().expect("stderr is piped");
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+        bytes
+    });
+    let status = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| Failure::run(format!("{}: {e}", exe.display())))?
+        {
+            break status;
+        }
+        if STOP.load(Ordering::SeqCst) {
+            let _ = child.kill();
+            break child
+                .wait()
+                .map_err(|e| Failure::run(format!("{}: {e}", exe.display())))?;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Ok((status, reader.join().unwrap_or_default()))
 }
 
 fn write(path: PathBuf, text: &str) -> Result<(), Failure> {
@@ -197,6 +269,11 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         return Err(Failure::input(
             "--hours needs --seeds (run directories are compared as they are)",
         ));
+    }
+    check_scenarios(&args)?;
+    if args.seeds.is_some() {
+        // One handler per process; a second install is ignored.
+        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     }
     let labels = labels(&args.inputs);
     let out = args

@@ -11,10 +11,10 @@
 //! A complete search writes `trace.csv` whole and removes both.
 
 use super::Failure;
-use super::output::AtomicFile;
+use super::output::{AtomicFile, InPlace, open_in_place};
 use fleetsim::sweep::optimise::{Evaluation, PHASES, Settings};
 use fleetsim::sweep::space::Sweep;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -96,10 +96,7 @@ impl Journal {
     }
 
     fn append_to(path: PathBuf) -> Result<Journal, Failure> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(io_err(&path))?;
+        let file = open_in_place(&path, InPlace::Append)?;
         Ok(Journal {
             path,
             file: Mutex::new(file),
@@ -203,10 +200,7 @@ pub fn resume(
         done.push(e);
     }
     if complete < text.len() {
-        let f = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(io_err(&path))?;
+        let f = open_in_place(&path, InPlace::Write)?;
         f.set_len(complete as u64).map_err(io_err(&path))?;
     }
     Ok((Journal::append_to(path)?, done))

@@ -160,6 +160,69 @@ pub fn output_dir(out: &Option<PathBuf>, stem: &str, suffix: &str) -> Result<Pat
     Ok(dir)
 }
 
+/// How `open_in_place` opens a file.
+pub enum InPlace {
+    /// Created, or emptied when it exists.
+    Create,
+    /// Opened for writing (to cut it at its last whole row).
+    Write,
+    /// Opened for appending rows.
+    Append,
+}
+
+/// `O_NOFOLLOW` on Linux: opening a symbolic link fails with `ELOOP`.
+const O_NOFOLLOW: i32 = 0o400_000;
+/// `ELOOP` on Linux.
+const ELOOP: i32 = 40;
+
+/// The refusal of a symbolic link where fleetsim writes a file of its own.
+pub fn link_refused(path: &Path) -> Failure {
+    Failure::input(format!(
+        "{}: a symbolic link where fleetsim writes its own file: refused (no output is \
+         written through a link); remove it",
+        path.display()
+    ))
+}
+
+/// Opens a file written where it lies rather than swapped in whole
+/// (`trials.csv` and `optimise`'s `trace.partial.csv`, appended row by
+/// row), never through a symbolic link planted in its place, dangling or
+/// not (`O_NOFOLLOW`): such a link is refused and its target left alone.
+pub fn open_in_place(path: &Path, how: InPlace) -> Result<File, Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = fs::OpenOptions::new();
+    match how {
+        InPlace::Create => options.write(true).create(true).truncate(true),
+        InPlace::Write => options.write(true),
+        InPlace::Append => options.append(true),
+    };
+    options
+        .custom_flags(O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(ELOOP) => link_refused(path),
+            _ => Failure::run(format!("{}: {e}", path.display())),
+        })
+}
+
+/// `--hours H`: the override of `run.duration_h` it stands for.
+pub fn hours_override(hours: Option<f64>) -> Option<Override> {
+    hours.map(|h| Override {
+        key: "run.duration_h".into(),
+        value: toml::Value::Float(h),
+    })
+}
+
+/// A refusal of `run.duration_h` when `--hours` set it: the flag is named
+/// as the source, not the file (`--hours nan: <embedded render-2x3>: key
+/// `run.duration_h`: ...`).
+pub fn blame_hours(mut f: Failure, hours: Option<f64>) -> Failure {
+    if let Some(h) = hours.filter(|_| f.message.contains("key `run.duration_h`")) {
+        f.message = format!("--hours {}: {}", fleetsim::text::number(h), f.message);
+    }
+    f
+}
+
 /// A short digest (6 hex digits, FNV-1a) of a run's overrides as given,
 /// for default output folder names: `out/render-2x3-seed1-3f2a9c` is the
 /// default scenario with some `--set`s, never the plain run's folder. No

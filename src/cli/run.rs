@@ -7,7 +7,6 @@ use super::output::{
 use super::run_dir::Staging;
 use clap::Args;
 use fleetsim::metrics::{CsvObserver, Summary, WorkersCsv, threshold};
-use fleetsim::scenario::Override;
 use fleetsim::{Scenario, Sim, SimError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -56,26 +55,16 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<(), Failure> {
-    let hours = args.hours.map(|h| Override {
-        key: "run.duration_h".into(),
-        value: toml::Value::Float(h),
-    });
+    let hours = super::output::hours_override(args.hours);
     // Thresholds are checked before any work: a typo fails in a second.
     let thresholds = args
         .fail_if
         .iter()
         .map(|t| threshold::parse(t).map_err(Failure::input))
         .collect::<Result<Vec<_>, _>>()?;
-    let loaded = load_scenario(&args.scenario, hours).map_err(|mut f| {
-        // The duration came from the flag, not the file: say so.
-        if let Some(h) = args
-            .hours
-            .filter(|_| f.message.contains("key `run.duration_h`"))
-        {
-            f.message = format!("--hours {h}: {}", f.message);
-        }
-        f
-    })?;
+    // The duration came from the flag, not the file: a refusal says so.
+    let loaded = load_scenario(&args.scenario, hours)
+        .map_err(|f| super::output::blame_hours(f, args.hours))?;
     let sc = &loaded.scenario;
     // The resolved scenario (every default, every --set applied), written
     // as scenario.toml so the directory says which policy produced it.
@@ -275,6 +264,11 @@ fn interrupted(
     events: u64,
 ) -> Failure {
     let mut cmd = command(args);
+    // The restart goes into the same folder: without the `--force` this run
+    // had, a folder holding another complete run would refuse it.
+    if args.force {
+        cmd += " --force";
+    }
     if let Some(o) = &args.out {
         cmd += &format!(
             " --out {}",

@@ -58,11 +58,9 @@ struct Report {
 
 pub fn run(args: SaturateArgs) -> Result<(), Failure> {
     super::interrupt::exit_on_interrupt("saturate");
-    let hours = args.hours.map(|h| fleetsim::scenario::Override {
-        key: "run.duration_h".into(),
-        value: toml::Value::Float(h),
-    });
-    let loaded = load_scenario(&args.scenario, hours)?;
+    let hours = super::output::hours_override(args.hours);
+    let loaded = load_scenario(&args.scenario, hours)
+        .map_err(|f| super::output::blame_hours(f, args.hours))?;
     let sc = &loaded.scenario;
     // Each seed is a day-long simulation and a row kept in memory: capped
     // as `compare --seeds` is, and the seeds must not run past 2^64.

@@ -5,7 +5,10 @@
 use super::Failure;
 use super::limits::{read_input_text, thread_count};
 use super::lock::DirLock;
-use super::output::{AtomicFile, ScenarioArgs, load_scenario, output_dir, stem, with_series_copy};
+use super::output::{
+    AtomicFile, InPlace, ScenarioArgs, link_refused, load_scenario, open_in_place, output_dir,
+    stem, with_series_copy,
+};
 use super::sweep_dir::{self, Tally};
 use clap::Args;
 use fleetsim::metrics::Summary;
@@ -14,7 +17,7 @@ use fleetsim::sweep::aggregate::{self, Aggregate, ConfigResult};
 use fleetsim::sweep::csvio::{self, Row};
 use fleetsim::sweep::runner::{self, Base};
 use std::collections::BTreeSet;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -182,15 +185,15 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
             done.insert(r.trial);
             Ok(())
         })?;
-        let file = OpenOptions::new()
-            .write(true)
-            .open(trials)
-            .map_err(io_err(trials))?;
+        let file = open_in_place(trials, InPlace::Write)?;
         file.set_len(complete_len).map_err(io_err(trials))?;
         if complete_len == 0 {
             write_header(&l.sweep, trials)?;
         }
         return Ok(done);
+    }
+    if trials.is_symlink() {
+        return Err(link_refused(trials));
     }
     if trials.exists() {
         return Err(Failure::input(format!(
@@ -204,7 +207,7 @@ fn prepare(l: &Loaded, out: &Path, trials: &Path, resume: bool) -> Result<BTreeS
 }
 
 fn write_header(sweep: &Sweep, trials: &Path) -> Result<(), Failure> {
-    let f = fs::File::create(trials).map_err(io_err(trials))?;
+    let f = open_in_place(trials, InPlace::Create)?;
     csvio::write_rows(f, &[csvio::header(sweep)]).map_err(io_err(trials))
 }
 
@@ -221,10 +224,7 @@ fn run_pending(
     // A second handler cannot be installed (merge after sweep in one process): ignore.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     let bar = super::progress::Progress::new("sweep", pending.len() as u64, "trials");
-    let mut file = OpenOptions::new()
-        .append(true)
-        .open(trials)
-        .map_err(io_err(trials))?;
+    let mut file = open_in_place(trials, InPlace::Append)?;
     // Each row is appended and flushed as soon as every earlier trial has
     // been: a kill leaves whole rows in trial order (at most a partial last
     // line, which --resume cuts).

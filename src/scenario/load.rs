@@ -357,6 +357,8 @@ pub fn load(
 }
 
 /// Parses a traffic series: a CSV with header `t_s,rps`, times increasing.
+/// Its messages are one line: a quoted cell may hold a line break, which is
+/// escaped (found by the `scenario` fuzz target).
 pub fn parse_series(text: &str) -> Result<Vec<(SimTime, f64)>, String> {
     let mut rdr = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
@@ -375,10 +377,12 @@ pub fn parse_series(text: &str) -> Result<Vec<(SimTime, f64)>, String> {
         let rec = rec.map_err(|e| format!("line {line}: {e}"))?;
         let num = |i: usize, name: &str| -> Result<f64, String> {
             let s = rec.get(i).unwrap_or("");
-            let v: f64 = s
-                .parse()
-                .map_err(|_| format!("line {line}: `{name}` = `{s}` is not a number"))?;
+            let v: f64 = s.parse().map_err(|_| {
+                let s = crate::text::one_line(s);
+                format!("line {line}: `{name}` = `{s}` is not a number")
+            })?;
             if !v.is_finite() || v < 0.0 {
+                let v = crate::text::number(v);
                 return Err(format!(
                     "line {line}: `{name}` = {v} must be finite and >= 0"
                 ));
@@ -387,6 +391,7 @@ pub fn parse_series(text: &str) -> Result<Vec<(SimTime, f64)>, String> {
         };
         let (t, r) = (num(ti, "t_s")?, num(ri, "rps")?);
         if t > 10.0 * 365.0 * 86_400.0 {
+            let t = crate::text::number(t);
             return Err(format!("line {line}: t_s = {t} is more than ten years"));
         }
         let t = SimTime::from_secs_f64(t);
@@ -549,5 +554,10 @@ mod tests {
                 .contains("line 2")
         );
         assert!(parse_series("t_s,rps\n").is_err());
+        // A quoted cell's line break is escaped: the message is one line.
+        let e = parse_series("t_s,rps\n0,1.00\n09,\"\"\"\n986,1.0\n").unwrap_err();
+        assert_eq!(e, "line 3: `rps` = `\"\\n986,1.0` is not a number");
+        let e = parse_series("t_s,rps\n1e300,1\n").unwrap_err();
+        assert_eq!(e, "line 2: t_s = 1e300 is more than ten years");
     }
 }

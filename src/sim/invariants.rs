@@ -163,6 +163,15 @@ impl<O: Observer> Sim<'_, O> {
             in_flight as usize + inst.backlog.len() + pinned_waiting,
             "t={t}: instance {ii} outstanding"
         );
+        // Invariant: the idle queue is bounded by the instance's slots: an
+        // exited worker's entries leave with it (`exit`), a draining one's
+        // at its drain.
+        assert!(
+            inst.idle.len() <= self.spi * f.concurrency,
+            "t={t}: instance {ii} idle queue of {} entries for {} slots",
+            inst.idle.len(),
+            self.spi * f.concurrency
+        );
         // Invariant: idle entries match free slots; no one waits while a slot is free.
         for (k, w) in ws.iter().enumerate() {
             let wid = inst.first_worker + k as u32;

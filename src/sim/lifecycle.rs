@@ -405,6 +405,13 @@ impl<O: Observer> Sim<'_, O> {
             let worker = &self.workers[w as usize];
             (worker.instance, worker.generation)
         };
+        // A worker killed while serving (an OOM or evil kill, no drain)
+        // leaves its free slots' idle entries. `take_idle` would skip them
+        // as stale, but only when a request comes: under a burst of kills
+        // with no request served they piled up without bound (the `sim`
+        // fuzz target's timeout). Dropped here, so the queue holds at most
+        // `concurrency` entries per worker; live entries keep their order.
+        self.instances[i as usize].idle.retain(|&(e, _)| e != w);
         if self.sc.client.connections == Connections::Pooled {
             let stale_until = t + self.sc.client.stale_window;
             for _ in 0..self.sc.client.keepalive_conns_per_worker {

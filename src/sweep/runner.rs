@@ -6,9 +6,10 @@
 
 use super::space::{Config, Sweep};
 use super::{replication_seed, trial_index};
+use crate::metrics::NullObserver;
 use crate::metrics::Summary;
 use crate::scenario::{Override, RawScenario, ScenarioError, load};
-use crate::{Scenario, run_summary};
+use crate::{Scenario, Sim, SimError};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -91,20 +92,30 @@ pub struct Trial {
 
 /// Runs one trial by index.
 pub fn run_trial(base: &Base, sweep: &Sweep, trial: u64) -> Trial {
+    run_trial_until(base, sweep, trial, &AtomicBool::new(false)).expect("no stop was raised")
+}
+
+/// Runs one trial by index, its simulation stopped once `stop` is raised
+/// (within `sim::STOP_CHECK_EVERY` events): `None`, no trial, when it was.
+/// A trial that completes is the same bytes with or without the flag.
+pub fn run_trial_until(base: &Base, sweep: &Sweep, trial: u64, stop: &AtomicBool) -> Option<Trial> {
     let (config, replication) = (trial / sweep.replications, trial % sweep.replications);
     debug_assert_eq!(trial_index(config, replication, sweep.replications), trial);
     let seed = replication_seed(sweep.seed, replication);
-    let result = base
-        .scenario(&sweep.config(config))
-        .map_err(|e| e.to_string())
-        .and_then(|(_, sc)| run_summary(&sc, seed).map_err(|e| e.to_string()));
-    Trial {
+    let result = match base.scenario(&sweep.config(config)) {
+        Err(e) => Err(e.to_string()),
+        Ok((_, sc)) => match Sim::new(&sc, seed, NullObserver).with_stop_flag(stop).run() {
+            Err(SimError::Interrupted { .. }) => return None,
+            r => r.map(|o| o.summary).map_err(|e| e.to_string()),
+        },
+    };
+    Some(Trial {
         trial,
         config,
         replication,
         seed,
         result,
-    }
+    })
 }
 
 /// Runs trials in parallel on the current rayon pool; results in input order.
@@ -131,8 +142,10 @@ impl From<SpawnError> for String {
 /// `each` on the calling thread, in input order. Each worker takes the next
 /// trial from a shared counter, so trials finish nearly in order (a handful
 /// wait to be handed on) and no thread waits for another until the last
-/// trials. Once `stop` is raised the workers take no new trial; results
-/// after the first one missing are dropped (a resumed sweep re-runs them).
+/// trials. Once `stop` is raised the running simulations stop within
+/// `sim::STOP_CHECK_EVERY` events, unrecorded, and the workers take no new
+/// trial; results after the first one missing are dropped (a resumed sweep
+/// re-runs them).
 /// An error from `each` makes the workers take no new trial (those
 /// running finish first) and is returned; so is a thread the system
 /// refuses to start (`SpawnError`), after the started ones stop.
@@ -154,7 +167,11 @@ pub fn run_in_order<E: From<SpawnError>>(
                 while !stop.load(Ordering::Relaxed) && !abort.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&t) = pending.get(i) else { break };
-                    if tx.send((i, run_trial(base, sweep, t))).is_err() {
+                    // A trial the stop cut short is no row: resume runs it.
+                    let Some(trial) = run_trial_until(base, sweep, t, stop) else {
+                        break;
+                    };
+                    if tx.send((i, trial)).is_err() {
                         break; // the receiver gave up on an error
                     }
                 }

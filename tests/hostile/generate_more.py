@@ -98,6 +98,27 @@ def recordings(case):
     # know, and unknown columns are ignored: the rows read without RSS.
     case("replay", "more/recordings/events_nul_in_header.csv",
          nulhead + "\n" + events([T0, T0 + 300, T0 + 600]).split("\n", 1)[1], 0, [], "stdout")
+    # A header's names in another case (a spreadsheet's export) are the
+    # columns they spell; an empty name, or one name twice in two cases,
+    # is refused on line 1.
+    body = events([T0, T0 + 300, T0 + 600]).split("\n", 1)[1]
+    case("replay", "more/recordings/events_header_upper_case.csv",
+         EVENTS_HEADER.upper() + "\n" + body, 0, ["peak RSS              530.0 MB", "inst-a 2"],
+         "stdout")
+    case("replay", "more/recordings/events_header_empty_name.csv",
+         EVENTS_HEADER.replace(",rss_mb,", ",,") + "\n" + body, 2,
+         [":1", "field 5", "empty column name"])
+    case("replay", "more/recordings/events_header_trailing_comma.csv",
+         EVENTS_HEADER + ",\n" + body.replace("\n", ",\n"), 2, [":1", "field 8", "empty column name"])
+    case("replay", "more/recordings/events_header_case_twice.csv",
+         EVENTS_HEADER + ",RSS_MB\n" + body.replace("\n", ",1\n"), 2,
+         [":1", "`rss_mb` twice", "`RSS_MB`"])
+    case("replay", "more/recordings/rss_header_mixed_case.csv",
+         "TS,Instance,Worker,RSS_MB\n" + "".join(f"{T0 + 60 * i},inst-a,w1,{400 + i}\n" for i in range(5)),
+         0, ["5 RSS samples", "5 samples of 1 workers"], "stdout")
+    case("replay", "more/recordings/rss_header_empty_name.csv",
+         "ts,instance,,worker,rss_mb\n" + "".join(f"{T0 + 60 * i},inst-a,x,w1,{400 + i}\n" for i in range(5)),
+         2, [":1", "field 3", "empty column name"])
     semi = events([T0, T0 + 300, T0 + 600]).replace(",", ";")
     case("replay", "more/recordings/events_semicolons.csv", semi, 2, [])
     # JSON Lines
@@ -278,9 +299,14 @@ def special(flag_case):
         ("dir_recording.csv", "mkdir", "", "replay FILE --out OUT", ["dir_recording.csv"]),
         ("dir_show.toml", "mkdir", "", "scenario show FILE", ["dir_show.toml"]),
         ("dir_saturate.toml", "mkdir", "", "saturate FILE", ["dir_saturate.toml"]),
+        # Run as an unprivileged user when the tests run as root (who reads
+        # any file): the refusal must be the permission's.
         ("unreadable.toml", "chmod000", "[policy]\ncooldown_s = 60.0\n", "run FILE --out OUT",
-         ["unreadable.toml"]),
-        ("unreadable.csv", "chmod000", EVENTS_HEADER + "\n", "replay FILE --out OUT", ["unreadable.csv"]),
+         ["unreadable.toml", "Permission denied"]),
+        ("unreadable.csv", "chmod000", EVENTS_HEADER + "\n", "replay FILE --out OUT",
+         ["unreadable.csv", "Permission denied"]),
+        ("unreadable_sweep.toml", "chmod000", "base = \"default\"\n", "sweep FILE --out OUT",
+         ["unreadable_sweep.toml", "Permission denied"]),
         ("a_file_as_out", "file", "x\n", "run --hours 0.01 --out FILE", ["--out", "a_file_as_out"]),
         ("a_file_as_shard", "file", "x\n", "merge FILE --out OUT", ["a_file_as_shard"]),
         ("a_file_as_report", "file", "x\n", "report FILE", ["a_file_as_report"]),
@@ -298,7 +324,7 @@ def flags(case, flag_case):
     runs = [
         ("run --hours nan --out OUT", ["--hours"]),
         ("run --hours -1 --out OUT", ["--hours", "run.duration_h"]),
-        ("run --hours 1e308 --out OUT", ["--hours"]),
+        ("run --hours 1e308 --out OUT", ["--hours 1e308:", "ten years"]),
         ("run --hours 0 --out OUT", ["--hours"]),
         ("run --hours inf --out OUT", ["--hours"]),
         ("run --seed -1 --out OUT", ["--seed"]),
@@ -330,7 +356,9 @@ def flags(case, flag_case):
         ("saturate --seeds 99999999999", ["--seeds"]),
         ("saturate --seeds -1", ["--seeds"]),
         ("saturate --seed 18446744073709551615 --seeds 2", ["--seed"]),
-        ("saturate --hours nan", ["run.duration_h"]),
+        ("saturate --hours nan", ["--hours NaN:", "run.duration_h"]),
+        ("saturate --hours -1", ["--hours -1:", "run.duration_h"]),
+        ("saturate --hours 1e308", ["--hours 1e308:", "run.duration_h", "ten years"]),
         ("replay r.csv --calibrate --seeds 0 --out OUT", ["--seeds"]),
         ("replay r.csv --calibrate --seeds 100000 --out OUT", ["--seeds"]),
         ("replay r.csv --instance x --out OUT", ["--instance"]),
@@ -347,6 +375,9 @@ def flags(case, flag_case):
         ("compare default default --seeds 0", ["--seeds"]),
         ("compare default default --seeds 10001", ["--seeds"]),
         ("compare default default --hours 1", ["--hours"]),
+        ("compare default default --seeds 1 --hours nan --out OUT", ["--hours NaN:", "run.duration_h"]),
+        ("compare default default --seeds 1 --hours 0 --out OUT", ["--hours 0:", "run.duration_h"]),
+        ("compare s.toml default --seeds 1 --out OUT", ["s.toml"]),
         ("compare nothere.toml default --seeds 1", ["nothere.toml"]),
         ("scenario show --set bad", ["--set"]),
         ("scenario show nothere.toml", ["nothere.toml"]),

@@ -10,8 +10,16 @@ use crate::replay::time::TsReader;
 
 /// Whether a first line looks like this format's header.
 pub fn looks_like(first_line: &str) -> bool {
-    let names: Vec<&str> = first_line.split(',').map(str::trim).collect();
-    REQUIRED.iter().all(|r| names.contains(r))
+    let names = folded(first_line);
+    REQUIRED.iter().all(|r| names.iter().any(|n| n == r))
+}
+
+/// A first line's names as the importers match them (`folded_names`).
+pub fn folded(first_line: &str) -> Vec<String> {
+    first_line
+        .split(',')
+        .map(|n| n.trim().to_ascii_lowercase())
+        .collect()
 }
 
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
@@ -48,16 +56,42 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     Ok(Part::new(source, events))
 }
 
-/// A column named twice: which one a reader takes is a guess, so the
-/// header is refused (also the RSS series' reader's).
-pub fn refuse_duplicate_columns(name: &str, header: &csv::StringRecord) -> Result<(), ImportError> {
-    for (i, h) in header.iter().enumerate() {
-        if let Some(j) = header.iter().skip(i + 1).position(|o| o == h) {
+/// The header's names as the importers match them (also the RSS series'
+/// reader's): in ASCII lower case, so a spreadsheet's or a BI tool's
+/// export (`TS,Event,RSS_MB`) reads as the columns it names; every
+/// column's name is lower case and there is no other spelling it could
+/// mean. An empty name (a stray comma) is refused, and so is a column
+/// named twice in any case: which one a reader takes would be a guess.
+pub fn folded_names(name: &str, header: &csv::StringRecord) -> Result<Vec<String>, ImportError> {
+    let names: Vec<String> = header.iter().map(str::to_ascii_lowercase).collect();
+    for (i, h) in names.iter().enumerate() {
+        if h.is_empty() {
             return Err(ImportError::row(
                 name,
                 1,
                 format!(
-                    "the header names column `{}` twice (fields {} and {})",
+                    "field {} of the header is an empty column name: name every column \
+                     (a stray comma makes one)",
+                    i + 1
+                ),
+            ));
+        }
+        if let Some(j) = names.iter().skip(i + 1).position(|o| o == h) {
+            let (a, b) = (&header[i], &header[i + j + 1]);
+            let spelt = if a == b {
+                String::new()
+            } else {
+                format!(
+                    ", as `{}` and `{}`",
+                    crate::text::one_line(a),
+                    crate::text::one_line(b)
+                )
+            };
+            return Err(ImportError::row(
+                name,
+                1,
+                format!(
+                    "the header names column `{}` twice (fields {} and {}{spelt})",
                     crate::text::one_line(h),
                     i + 1,
                     i + j + 2
@@ -65,18 +99,18 @@ pub fn refuse_duplicate_columns(name: &str, header: &csv::StringRecord) -> Resul
             ));
         }
     }
-    Ok(())
+    Ok(names)
 }
 
 /// For each of `COLUMNS`, its position in the header.
 fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usize>>, ImportError> {
+    let names = folded_names(name, header)?;
     let index: Vec<Option<usize>> = COLUMNS
         .iter()
-        .map(|c| header.iter().position(|h| h == *c))
+        .map(|c| names.iter().position(|h| h == c))
         .collect();
-    refuse_duplicate_columns(name, header)?;
     for r in REQUIRED {
-        if header.iter().all(|h| h != r) {
+        if names.iter().all(|h| h != r) {
             return Err(ImportError::row(
                 name,
                 1,
@@ -145,5 +179,38 @@ mod tests {
             e.contains("d.csv:1: the header has no `event` column"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_header_in_another_case_names_the_same_columns() {
+        let excel = "TS,Event,Instance,RSS_MB\n10,worker_recycled,inst-0,541\n";
+        assert!(looks_like("TS,Event,Instance,RSS_MB"));
+        let p = parse("x.csv", excel).unwrap();
+        assert_eq!(p.events[0].rss_mb, Some(541.0));
+        assert_eq!(p.events[0].instance.as_deref(), Some("inst-0"));
+        let e = parse("y.csv", "ts,event,rss_mb,RSS_MB\n1,retry_ok,1,2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("y.csv:1: the header names column `rss_mb` twice (fields 3 and 4, as `rss_mb` and `RSS_MB`)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_empty_column_name_is_refused_on_line_1() {
+        for (text, field) in [
+            ("ts,event,,rss_mb\n1,retry_ok,x,2\n", 3),
+            ("ts,event,rss_mb,\n1,retry_ok,2,\n", 4),
+            ("ts,event, \n1,retry_ok,\n", 3),
+        ] {
+            let e = parse("z.csv", text).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "z.csv:1: field {field} of the header is an empty column name"
+                )),
+                "{text:?}: {e}"
+            );
+        }
     }
 }

@@ -11,8 +11,9 @@ use crate::replay::time::TsReader;
 
 /// Whether a first line is this format's header.
 pub fn looks_like(first_line: &str) -> bool {
-    let names: Vec<&str> = first_line.split(',').map(str::trim).collect();
-    ["ts", "worker", "rss_mb"].iter().all(|c| names.contains(c)) && !names.contains(&"event")
+    let names = super::csv::folded(first_line);
+    let has = |c: &str| names.iter().any(|n| n == c);
+    ["ts", "worker", "rss_mb"].into_iter().all(has) && !has("event")
 }
 
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
@@ -24,8 +25,8 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         .headers()
         .map_err(|e| super::csv::error(name, &e))?
         .clone();
-    super::csv::refuse_duplicate_columns(name, &header)?;
-    let col = |c: &str| header.iter().position(|h| h == c);
+    let names = super::csv::folded_names(name, &header)?;
+    let col = |c: &str| names.iter().position(|h| h == c);
     let (Some(ts_i), Some(worker_i), Some(rss_i)) = (col("ts"), col("worker"), col("rss_mb"))
     else {
         return Err(ImportError::row(
@@ -124,6 +125,23 @@ mod tests {
         assert_eq!(p.source.samples, 3);
         assert!(looks_like("ts,instance,worker,rss_mb"));
         assert!(!looks_like("ts,event,worker,rss_mb"));
+    }
+
+    #[test]
+    fn a_header_in_another_case_reads_and_an_empty_name_is_refused() {
+        let head = "TS,Instance,Worker,RSS_MB";
+        assert!(looks_like(head));
+        assert!(!looks_like("TS,Event,Worker,RSS_MB"));
+        let p = parse("r.csv", &format!("{head}\n1764594000,inst-A,0,412.5\n")).unwrap();
+        assert_eq!(p.series.samples.len(), 1);
+        assert_eq!(p.series.samples[0].rss_mb, 412.5);
+        let e = parse("r.csv", "ts,,worker,rss_mb\n1764594000,x,0,412.5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("r.csv:1: field 2 of the header is an empty column name"),
+            "{e}"
+        );
     }
 
     #[test]

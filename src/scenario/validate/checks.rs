@@ -7,12 +7,7 @@ pub(crate) type Check = Result<(), (String, String)>;
 
 /// A value as a message shows it: `1e308`, not 309 digits.
 pub(crate) fn shown(v: f64) -> String {
-    let a = v.abs();
-    if a != 0.0 && a.is_finite() && !(1e-4..1e9).contains(&a) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
+    crate::text::number(v)
 }
 
 pub(crate) fn fail(key: &str, reason: impl Into<String>) -> Check {

@@ -41,6 +41,14 @@ fn build(
     series: Option<Vec<(SimTime, f64)>>,
 ) -> Result<Scenario, (String, String)> {
     positive("run.duration_h", raw.run.duration_h)?;
+    // Checked in hours first: `1e308` h is infinite seconds, which the
+    // seconds' check would report as "got inf".
+    if raw.run.duration_h > checks::MAX_SECONDS / 3600.0 {
+        fail(
+            "run.duration_h",
+            format!("{} h is longer than ten years", shown(raw.run.duration_h)),
+        )?;
+    }
     let window = duration("run.duration_h", raw.run.duration_h * 3600.0)?;
     if raw.run.max_events == 0 {
         fail("run.max_events", "must be > 0")?;
