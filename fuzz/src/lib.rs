@@ -426,9 +426,28 @@ pub fn sim(data: &[u8]) {
         sc.policy.base_limit_mb,
         sc.policy.hard_limit_mb,
     );
-    match Sim::new(&sc, seed, &mut obs).with_invariant_checks().run() {
+    // The fast path where the scenario allows it, whatever the fleet's size
+    // (`Sim::new` takes it from 32 workers up), against the event engine:
+    // the same summary, byte for byte.
+    let fast = fleetsim::sim_fallback(&sc).is_none();
+    let checked = Sim::new(&sc, seed, &mut obs);
+    let checked = if fast {
+        checked.with_lazy_completions()
+    } else {
+        checked
+    };
+    match checked.with_invariant_checks().run() {
         Ok(out) => {
-            serde_json::to_string(&out.summary).expect("summary.json serialises");
+            let json = serde_json::to_string(&out.summary).expect("summary.json serialises");
+            if fast {
+                let events = Sim::new(&sc, seed, fleetsim::metrics::NullObserver)
+                    .with_event_completions()
+                    .run();
+                if let Ok(events) = events {
+                    let reference = serde_json::to_string(&events.summary).expect("serialises");
+                    assert_eq!(json, reference, "the fast path and the event engine differ");
+                }
+            }
         }
         Err(e) => one_line("sim run", &e.to_string()),
     }
