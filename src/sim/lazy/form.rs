@@ -68,11 +68,10 @@ impl<O: Observer> Sim<'_, O> {
                     lz.in_flight_ticket[w as usize] = ticket;
                     continue;
                 }
-                if it.event && it.done < self.sc.duration {
-                    // Its event is void now (`on_lazy_service_done` ignores
-                    // it), and the event engine never had it: uncounted
-                    // ahead, as the loop will count it when it pops.
-                    self.m.events -= 1;
+                if it.event {
+                    // Its event is void now, and the event engine never had
+                    // it: `on_lazy_service_done` uncounts it when it pops.
+                    lz.void.insert((w, it.ticket));
                 }
                 if !rewound {
                     let (noise, warm) = *it
