@@ -139,6 +139,22 @@ const BRANCHES: &[(&str, &[&str])] = &[
             "workload.rps=3",
         ],
     ),
+    // A few huge requests: one that passes the projection makes every
+    // completion of its instance an event (`promote_all`; the sim fuzz
+    // target's input kept in fuzz/regressions/sim/fast-path-cgroup-projection).
+    (
+        "OOM kills after huge requests",
+        &[
+            "run.duration_h=0.4",
+            "fleet.instances=1",
+            "fleet.leak.distribution=\"exponential\"",
+            "fleet.leak.mean_mb_per_request=20.0",
+            "fleet.leak.cv=3.0",
+            "fleet.leak.warmup_mb=300.0",
+            "fleet.leak.warmup_requests=500.0",
+            "fleet.leak.step_probability=0.0",
+        ],
+    ),
     (
         "spawn-then-exit",
         &[
@@ -182,7 +198,7 @@ const BRANCHES: &[(&str, &[&str])] = &[
 fn every_branch_is_the_event_engine_byte_for_byte() {
     for (what, sets) in BRANCHES {
         eprintln!("{what}");
-        let n = same(sets, 1..4, false);
+        let n = same(sets, 1..5, false);
         assert!(n > 100, "{what}: {n} rows");
     }
 }

@@ -476,10 +476,8 @@ impl<O: Observer> Sim<'_, O> {
             Sampling::EveryRequests { n: every } => n.is_multiple_of(every),
             _ => false,
         };
-        let event = req.attempt > 0
-            || n >= worker.max_requests
-            || every
-            || projected > self.sc.fleet.container_mb - 1e-6;
+        let over = projected > self.sc.fleet.container_mb - 1e-6;
+        let event = req.attempt > 0 || n >= worker.max_requests || every || over;
         if start > req.enq_t {
             inst.waits.push_back(start);
         }
@@ -520,6 +518,41 @@ impl<O: Observer> Sim<'_, O> {
                     slot: ticket,
                 },
             );
+        }
+        if over {
+            self.promote_all(i);
+        }
+    }
+
+    /// The instance's memory, projected over its assigned requests, could
+    /// pass the cgroup limit: every completion still credited late becomes
+    /// an event, since once a later one is served an earlier one could be
+    /// the request that crosses the limit (found by the `sim` fuzz target).
+    #[cold]
+    fn promote_all(&mut self, i: u32) {
+        let first = i as usize * self.spi;
+        for w in first..first + self.spi {
+            let generation = self.workers[w].generation;
+            let lz = self.lazy.as_mut().expect("lazy");
+            let mut promoted = Vec::new();
+            for it in lz.items[w].iter_mut().filter(|it| !it.event) {
+                lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+                it.event = true;
+                it.ticket = lz.tickets;
+                promoted.push((it.done, it.ticket));
+            }
+            lz.due[w] = head_due(&lz.items[w], w as u32);
+            for (done, ticket) in promoted {
+                self.q.schedule_tied(
+                    done,
+                    self.completion_tie(w as u32, 0),
+                    Event::ServiceDone {
+                        worker: w as u32,
+                        generation,
+                        slot: ticket,
+                    },
+                );
+            }
         }
     }
 }
