@@ -385,15 +385,31 @@ impl<'s, O: Observer> Sim<'s, O> {
     /// materialized, folded back: which must change no output).
     #[cold]
     fn check_all(&mut self, t: SimTime) {
+        let mut before = None;
         if self.lazy.is_some() {
             self.settle_all(t, u32::MAX);
             self.assert_lazy(t);
+            before = Some((self.q.len(), self.void_events()));
             for i in 0..self.instances.len() as u32 {
                 self.materialize(i, t);
             }
         }
         self.assert_invariants(t);
         self.fold_all(t);
+        if let Some(before) = before {
+            // The round trip takes back every completion event it voided
+            // (`Lazy::reuse_void`): without that the heap grew by one event
+            // per evented request waiting, after every event. (A request in
+            // flight keeps the event `materialize` gave it: at most one
+            // more a worker.)
+            let (heap, void) = (self.q.len(), self.void_events());
+            assert!(
+                void <= before.1 && heap <= before.0 + self.workers.len(),
+                "t={t}: materialize and fold left events behind: heap {} -> {heap}, void {} -> {void}",
+                before.0,
+                before.1
+            );
+        }
     }
 
     /// Before event number `self.m.events` (not yet handled): over the

@@ -70,8 +70,10 @@ impl<O: Observer> Sim<'_, O> {
                 }
                 if it.event {
                     // Its event is void now, and the event engine never had
-                    // it: `on_lazy_service_done` uncounts it when it pops.
-                    lz.void.insert((w, it.ticket));
+                    // it: `on_lazy_service_done` uncounts it when it pops,
+                    // unless `fold` assigns a request the same completion
+                    // (`Lazy::reuse_void`).
+                    lz.void.insert((w, it.ticket), (it.done, worker.generation));
                 }
                 if !rewound {
                     let (noise, warm) = *it
@@ -208,6 +210,11 @@ impl<O: Observer> Sim<'_, O> {
             lz.in_flight_growth[w as usize] = None;
             lz.in_flight_ticket[w as usize] = 0;
         }
+    }
+
+    /// Completion events in the heap made void and not yet popped.
+    pub(in crate::sim) fn void_events(&self) -> usize {
+        self.lazy.as_ref().map_or(0, |lz| lz.void.len())
     }
 
     /// Whether instance `i` is in the lazy form now.

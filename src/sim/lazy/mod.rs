@@ -177,8 +177,10 @@ pub(super) struct Lazy {
     /// Instances materialized during the current event.
     eager: Vec<u32>,
     /// Completion events made void by a re-assignment, as (worker,
-    /// ticket): uncounted when they pop, as the event engine never had them.
-    void: std::collections::BTreeSet<(u32, u32)>,
+    /// ticket) -> (time, generation) of the event in the heap: uncounted
+    /// when they pop, as the event engine never had them, or taken again
+    /// by an assignment with the same completion (`reuse_void`).
+    void: std::collections::BTreeMap<(u32, u32), (SimTime, u32)>,
     /// The worker whose completion event is being handled: its slot is
     /// free in the event form until the handler's `slot_freed`.
     completing: Option<u32>,
@@ -221,8 +223,29 @@ impl Lazy {
             tickets: 0,
             eager: (0..instances as u32).collect(),
             completing: None,
-            void: std::collections::BTreeSet::new(),
+            void: std::collections::BTreeMap::new(),
         })
+    }
+}
+
+impl Lazy {
+    /// A void completion event of worker `w` (its generation `generation`)
+    /// at `done`, taken back for a request assigned that same completion:
+    /// its ticket. Without it every materialize and fold of an instance
+    /// with evented requests waiting would leave one more void event per
+    /// request in the heap (under invariant checks, which fold after every
+    /// event, the heap grew by gigabytes on an overloaded instance).
+    fn reuse_void(&mut self, w: u32, done: SimTime, generation: u32) -> Option<u32> {
+        if self.void.is_empty() {
+            return None;
+        }
+        let key = self
+            .void
+            .range((w, 0)..=(w, u32::MAX))
+            .find(|(_, at)| **at == (done, generation))
+            .map(|(k, _)| *k)?;
+        self.void.remove(&key);
+        Some(key.1)
     }
 }
 
@@ -339,7 +362,7 @@ impl<O: Observer> Sim<'_, O> {
         ticket: u32,
     ) {
         let lz = self.lazy.as_mut().expect("lazy");
-        if ticket != 0 && !lz.void.is_empty() && lz.void.remove(&(w, ticket)) {
+        if ticket != 0 && !lz.void.is_empty() && lz.void.remove(&(w, ticket)).is_some() {
             // The request went back to the backlog (`materialize`): the
             // loop counted an event the event engine never had.
             self.m.events -= 1;
@@ -483,11 +506,18 @@ impl<O: Observer> Sim<'_, O> {
         }
         let done = start + req.service;
         lz.free[w as usize] = idle_key(done, 0, w as u64);
-        let ticket = if event {
-            lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
-            lz.tickets
+        let reused = if event {
+            lz.reuse_void(w, done, worker.generation)
         } else {
-            0
+            None
+        };
+        let ticket = match reused {
+            Some(ticket) => ticket,
+            None if event => {
+                lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+                lz.tickets
+            }
+            None => 0,
         };
         if lz.items[w as usize].is_empty() && !event {
             let due = ((done.0 as u128) << 32) | w as u128;
@@ -507,7 +537,7 @@ impl<O: Observer> Sim<'_, O> {
             waited: false,
             before,
         });
-        if event {
+        if event && reused.is_none() {
             let generation = worker.generation;
             self.q.schedule_tied(
                 done,
@@ -535,12 +565,19 @@ impl<O: Observer> Sim<'_, O> {
             let generation = self.workers[w].generation;
             let lz = self.lazy.as_mut().expect("lazy");
             let mut promoted = Vec::new();
-            for it in lz.items[w].iter_mut().filter(|it| !it.event) {
-                lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+            let mut items = std::mem::take(&mut lz.items[w]);
+            for it in items.iter_mut().filter(|it| !it.event) {
                 it.event = true;
-                it.ticket = lz.tickets;
-                promoted.push((it.done, it.ticket));
+                it.ticket = match lz.reuse_void(w as u32, it.done, generation) {
+                    Some(ticket) => ticket,
+                    None => {
+                        lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+                        promoted.push((it.done, lz.tickets));
+                        lz.tickets
+                    }
+                };
             }
+            lz.items[w] = items;
             lz.due[w] = head_due(&lz.items[w], w as u32);
             for (done, ticket) in promoted {
                 self.q.schedule_tied(
