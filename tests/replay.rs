@@ -540,3 +540,21 @@ fn canary_events_are_joined_to_the_recycles_before_them() {
     let b = c.peak_hour.as_ref().unwrap();
     assert_eq!((b.recycles, b.canaries), (1, 3));
 }
+
+#[test]
+fn an_rss_series_alone_has_the_window_of_its_samples() {
+    // Three workers sampled every 45 s for an hour, no event at all: the
+    // window is the samples' span, not 1970-01-01 and 0 h.
+    let mut text = String::from("ts,instance,worker,rss_mb,requests\n");
+    let t0 = 1_764_650_000u64;
+    for k in 0..=80u64 {
+        for w in 0..3u64 {
+            let rss = 360.0 + 0.5 * k as f64 + w as f64;
+            text += &format!("{},inst-A,w{w},{rss:.1},{}\n", t0 + 45 * k + w, 10 * k);
+        }
+    }
+    let a = analyse(&[("rss.csv", &text)], None);
+    assert_eq!(a.window.start_s, t0 as f64);
+    assert_eq!(a.window.end_s, (t0 + 45 * 80 + 2) as f64);
+    assert!((a.window.hours - 1.0006).abs() < 1e-3, "{}", a.window.hours);
+}

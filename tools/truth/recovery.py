@@ -153,6 +153,10 @@ def _heldout(n=12, seed=20261201):
 
 HELDOUT_FIRST = len(GRID)
 GRID += _heldout()
+# A second held-out draw (fleets 24-39), made on 2026-12-02 after every change
+# the first one saw, and run before anything was changed for it.
+HELDOUT2_FIRST = len(GRID)
+GRID += _heldout(n=16, seed=20261202)
 
 QUICK_FLEETS = [0, 8]
 WHATIF_FLEETS = [0, 3, 8]

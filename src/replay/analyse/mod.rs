@@ -172,10 +172,20 @@ pub struct Analysis {
 }
 
 /// The recording's window: from 0 on the window axis (`ts` counts from
-/// the window start), else from the first event, to the last event.
+/// the window start), else from the first event or RSS sample, to the last
+/// (an RSS series alone has a window: it was 1970-01-01, 0 h).
 pub fn window(rec: &Recording) -> Window {
-    let first = rec.events.first().map_or(0.0, |e| e.t_s);
-    let end = rec.events.last().map_or(0.0, |e| e.t_s);
+    let times = || {
+        let events = [rec.events.first(), rec.events.last()];
+        let samples = [rec.series.samples.first(), rec.series.samples.last()];
+        events
+            .into_iter()
+            .flatten()
+            .map(|e| e.t_s)
+            .chain(samples.into_iter().flatten().map(|s| s.t_s))
+    };
+    let first = times().reduce(f64::min).unwrap_or(0.0);
+    let end = times().reduce(f64::max).unwrap_or(0.0);
     let start = if rec.axis == Some(Axis::Window) {
         first.min(0.0)
     } else {

@@ -69,19 +69,35 @@ impl<'de> serde::Deserialize<'de> for Members {
     }
 }
 
-/// The line's values for `COLUMNS`, as text; a key given twice is refused.
+/// The line's values for `COLUMNS`, as text. Keys are matched in any case,
+/// as the CSV header's names are (`csv::folded_names`: an export's `TS`,
+/// `RSS_MB`); a key given twice, in one case or two, is refused.
 fn scalars(line: &str) -> Result<Vec<Option<String>>, String> {
     let Members(members) =
         serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
     for (i, (k, _)) in members.iter().enumerate() {
-        if members[..i].iter().any(|(o, _)| o == k) {
+        if let Some((o, _)) = members[..i].iter().find(|(o, _)| o.eq_ignore_ascii_case(k)) {
+            let spelt = if o == k {
+                String::new()
+            } else {
+                format!(
+                    " (as `{}` and `{}`)",
+                    crate::text::one_line(o),
+                    crate::text::one_line(k)
+                )
+            };
             return Err(format!(
-                "key `{}` given twice: which one is meant is a guess",
-                crate::text::one_line(k)
+                "key `{}` given twice{spelt}: which one is meant is a guess",
+                crate::text::one_line(&k.to_ascii_lowercase())
             ));
         }
     }
-    let get = |c: &str| members.iter().find(|(k, _)| k == c).map(|(_, v)| v);
+    let get = |c: &str| {
+        members
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(c))
+            .map(|(_, v)| v)
+    };
     COLUMNS
         .iter()
         .map(|c| match get(c) {
@@ -145,5 +161,26 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("e.jsonl:1: key `ts` given twice"), "{e}");
+        let e = parse(
+            "f.jsonl",
+            "{\"TS\": 1, \"ts\": 2, \"event\": \"retry_ok\"}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("f.jsonl:1: key `ts` given twice (as `TS` and `ts`)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn keys_are_matched_in_any_case() {
+        // A BI tool's export spells the schema's keys in upper case.
+        let text = r#"{"TS": 100, "Event": "worker_recycled", "RSS_MB": 564.5, "Limit_MB": 507, "requests": 12}"#;
+        let p = parse("upper.jsonl", text).unwrap();
+        assert_eq!(p.events.len(), 1);
+        assert_eq!(p.events[0].rss_mb, Some(564.5));
+        assert_eq!(p.events[0].limit_mb, Some(507.0));
+        assert_eq!(p.events[0].requests, Some(12));
     }
 }
