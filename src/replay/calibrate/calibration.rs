@@ -100,6 +100,9 @@ pub struct Calibration {
     /// `fixed`); the first is the fitted point itself.
     #[serde(skip)]
     pub draws: Vec<Vec<(String, f64)>>,
+    /// Bootstrap draws left out because their own window disagreed with
+    /// the recording (`fit::screen`); `draws.csv` holds the others.
+    pub draws_screened_out: usize,
     pub seeds_simulated: usize,
     pub notes: Vec<String>,
 }

@@ -439,8 +439,11 @@ pub fn score(data: &Moments, sims: &[Option<Moments>]) -> [f64; 3] {
 /// unit of the parameter squared: the least `var / sensitivity^2`, with
 /// `sens` each statistic's change per unit of the parameter (a statistic
 /// stuck at a bound has no sensitivity and gets no weight). `(0.5, inf)`
-/// with too few pairs or no sensitivity at all.
-pub fn best_weight_cost(pairs: &[(f64, f64)], sens: (f64, f64)) -> (f64, f64) {
+/// with too few pairs or no sensitivity at all. The weight of `a` is at
+/// least `w_min` (1: `a` alone, when `b` sits at a bound of its search in
+/// the recording, where it says nothing however it spreads over simulated
+/// windows).
+pub fn best_weight_cost(pairs: &[(f64, f64)], sens: (f64, f64), w_min: f64) -> (f64, f64) {
     let n = pairs.len() as f64;
     if pairs.len() < 4 || !(sens.0.is_finite() && sens.1.is_finite()) {
         return (0.5, f64::INFINITY);
@@ -461,6 +464,7 @@ pub fn best_weight_cost(pairs: &[(f64, f64)], sens: (f64, f64)) -> (f64, f64) {
     };
     let best = (0..=40)
         .map(|k| k as f64 / 40.0)
+        .filter(|w| *w >= w_min.min(1.0))
         .min_by(|a, b| cost(*a).total_cmp(&cost(*b)))
         .expect("non-empty");
     if cost(best).is_finite() {
@@ -478,4 +482,262 @@ pub fn num_overrides(kv: &[(String, f64)]) -> Vec<Override> {
             value: toml::Value::Float(*v),
         })
         .collect()
+}
+
+/// What the screen of the draws found (`screen`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Screened {
+    /// Draws whose own window the recording rules out, left out.
+    pub rejected: usize,
+    /// More than half were ruled out: the least inconsistent half was kept.
+    pub kept_least_bad: bool,
+}
+
+/// The least p-value at which a draw's window still agrees with the
+/// recording, per test: one window in ten thousand of a draw the recording
+/// is consistent with falls below it. (At 0.001 the screen also trimmed
+/// 4 of 64 draws of a well-identified 96 h fit, the bootstrap's own tails;
+/// a draw with boot at the limit floor gives p near 1e-5 on a day of 40
+/// recycles and 1e-9 over more.)
+pub const SCREEN_P: f64 = 1e-4;
+
+/// The draws the recording does not rule out. The draws are the fitted
+/// point moved by the bootstrap's deviations mapped through the Jacobian,
+/// a linearisation: where a statistic barely moves with its parameter
+/// (boot on a day of 20-40 recycles), a draw can land where the model is
+/// another fleet (boot a MB under the lowest limit: workers recycling at
+/// birth, requests per worker of 13 where the recording's least is 571),
+/// and validation and the what-ifs would run on it. Each draw is simulated
+/// on one fresh seed (`seeds`, one per draw) and left out when its window
+/// disagrees with the recording: a two-sample KS test of the margins,
+/// requests per worker or overshoot below `SCREEN_P`, or its statistics
+/// farther than the `1 - SCREEN_P` point of chi-square from the recording's (each
+/// scaled by `sqrt(2)` times its spread over `point_sims`, the fitted
+/// point's windows: a window against a window). A draw whose window has
+/// too few recycles for statistics is left out too. When more than half
+/// would go, the least inconsistent half is kept and the caller says so.
+/// An ABC rejection step with the bootstrap as its proposal, and a loose
+/// one: it trims the linearisation's impossible tails, it does not
+/// reweigh the bulk (docs/calibration.md measures the coverage).
+pub fn screen(
+    p: &Problem,
+    draws: Vec<(Theta, [f64; DIM])>,
+    point_sims: &[Option<Moments>],
+    seeds: &[u64],
+) -> (Vec<(Theta, [f64; DIM])>, Screened) {
+    let Some((_, sd, _)) = mean_sd(point_sims) else {
+        return (draws, Screened::default());
+    };
+    let target = stat_vec(p.data);
+    let k = p.active.pairs().len().max(1) as f64;
+    let limit = chi2_quantile(k, 1.0 - SCREEN_P);
+    // Per draw: how badly its window disagrees (0 when it agrees; larger
+    // is worse), by the worst of its tests.
+    let badness: Vec<f64> = draws
+        .par_iter()
+        .zip(seeds.par_iter())
+        .map(|((theta, _), &seed)| {
+            let m = evaluate(p, theta, &[seed]).pop().flatten();
+            let Some(m) = m else {
+                return f64::INFINITY;
+            };
+            let x = stat_vec(&m);
+            let d2: f64 = p
+                .active
+                .pairs()
+                .iter()
+                .map(|&(_, j)| ((x[j] - target[j]) / (sd[j].max(1e-9) * 2f64.sqrt())).powi(2))
+                .sum();
+            let ks = [
+                (&p.data.margins_mb, &m.margins_mb),
+                (&p.data.requests, &m.requests),
+                (&p.data.overshoot, &m.overshoot),
+            ]
+            .iter()
+            .filter_map(|(a, b)| super::super::validate::ks_two_sample(a, b))
+            .map(|(_, pv)| pv)
+            .fold(1.0f64, f64::min);
+            // Both on one scale: -log10 of how far below its threshold.
+            let from_ks = (SCREEN_P / ks.max(1e-300)).log10().max(0.0);
+            let from_d2 = if d2 > limit { d2 / limit } else { 0.0 };
+            from_ks.max(from_d2)
+        })
+        .collect();
+    let n = draws.len();
+    let ok = badness.iter().filter(|b| **b == 0.0).count();
+    if ok * 2 >= n {
+        let kept: Vec<_> = draws
+            .into_iter()
+            .zip(&badness)
+            .filter(|(_, b)| **b == 0.0)
+            .map(|(d, _)| d)
+            .collect();
+        let rejected = n - kept.len();
+        return (
+            kept,
+            Screened {
+                rejected,
+                kept_least_bad: false,
+            },
+        );
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| badness[a].total_cmp(&badness[b]).then(a.cmp(&b)));
+    let mut keep = vec![false; n];
+    for &i in &order[..n.div_ceil(2)] {
+        keep[i] = true;
+    }
+    let kept: Vec<_> = draws
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(d, _)| d)
+        .collect();
+    let rejected = n - kept.len();
+    (
+        kept,
+        Screened {
+            rejected,
+            kept_least_bad: true,
+        },
+    )
+}
+
+/// The chi-square quantile with `k` degrees of freedom at probability `p`
+/// (Wilson-Hilferty: within 2% of the table from k = 3 up at p = 0.999).
+pub fn chi2_quantile(k: f64, p: f64) -> f64 {
+    let z = super::super::validate::normal_quantile(p);
+    let a = 2.0 / (9.0 * k);
+    k * (1.0 - a + z * a.sqrt()).powi(3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{DEFAULT_SCENARIO, load};
+
+    /// A plain fleet (boot 380, limits 520 +- 30, 0.15 MB/request, 2 rps)
+    /// on the embedded default, its Problem's pieces and the truth.
+    fn plain() -> (Vec<Override>, Theta) {
+        let sets: Vec<Override> = [
+            "run.duration_h=24",
+            "fleet.leak.distribution=\"lognormal\"",
+            "fleet.leak.warmup_mb=0.0",
+            "fleet.leak.step_probability=0.0",
+            "workload.profile=\"constant\"",
+            "policy.busy_deferral=false",
+        ]
+        .iter()
+        .map(|s| crate::scenario::parse_override(s).unwrap())
+        .collect();
+        let truth = Theta {
+            base_mb: 520.0,
+            jitter_mb: 30.0,
+            boot_mb: 380.0,
+            ln_mean: 0.15f64.ln(),
+            ln_cv: 0.6f64.ln(),
+            ln_rps: 2.0f64.ln(),
+            ln_tick: 45.0f64.ln(),
+        };
+        (sets, truth)
+    }
+
+    #[test]
+    fn chi_square_quantiles_match_the_table() {
+        for (k, p, table) in [
+            (6.0, 0.999, 22.458),
+            (3.0, 0.999, 16.266),
+            (10.0, 0.95, 18.307),
+        ] {
+            let q = chi2_quantile(k, p);
+            assert!(
+                (q / table - 1.0).abs() < 0.02,
+                "k {k} p {p}: {q} vs {table}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_overshoot_alone_when_the_slope_sits_at_its_bound() {
+        // Pairs where b spreads least: free, it takes most of the weight;
+        // with w_min 1 it gets none.
+        let pairs: Vec<(f64, f64)> = (0..16)
+            .map(|i| (10.0 * ((i * 7) % 5) as f64, ((i * 3) % 4) as f64))
+            .collect();
+        let (w, _) = best_weight_cost(&pairs, (1.0, 1.0), 0.0);
+        assert!(w < 0.5, "{w}");
+        let (w, cost) = best_weight_cost(&pairs, (1.0, 1.0), 1.0);
+        assert_eq!(w, 1.0);
+        assert!(cost.is_finite());
+    }
+
+    #[test]
+    fn a_draw_the_recording_rules_out_is_left_out() {
+        let (sets, truth) = plain();
+        let load_sc = |extra: &[Override]| {
+            let mut all = sets.clone();
+            all.extend_from_slice(extra);
+            load(
+                DEFAULT_SCENARIO,
+                "<test>",
+                &all,
+                &mut |_| Err(String::new()),
+            )
+            .ok()
+            .map(|x| x.1)
+        };
+        let sc = load_sc(&num_overrides(&truth.overrides())).unwrap();
+        let look = Look {
+            whole_mb: false,
+            slot_lives: true,
+        };
+        let context = Context {
+            tick_s: 45.0,
+            workers: 6.0,
+            shape: moments::Shape::CONSTANT,
+            overshoot_weight: 1.0,
+            overshoot_quantile: moments::OVERSHOOT_QUANTILE,
+            known_boot_mb: None,
+        };
+        let data = moments::moments(&simulate(&sc, 7, look).unwrap(), &context, 10).unwrap();
+        let done = AtomicUsize::new(0);
+        let p = Problem {
+            data: &data,
+            context,
+            look,
+            min_rows: 10,
+            sets: Vec::new(),
+            load: &load_sc,
+            floor_boot: 136.0,
+            active: Active::KNOWN_TICK,
+            progress: &|_| (),
+            done: &done,
+        };
+        let point_sims = evaluate(&p, &truth, &seeds(1, 1, 16));
+        // The truth and two draws a linearisation can make where boot is
+        // weakly identified: boot 1 MB under the lowest limit (workers
+        // recycle at birth) and a leak ten times the truth's.
+        let floor = Theta {
+            boot_mb: truth.base_mb - truth.jitter_mb - 1.0,
+            ..truth
+        };
+        let fast = Theta {
+            ln_mean: (1.5f64).ln(),
+            ..truth
+        };
+        let mut draws = vec![(truth, [0.0; DIM]); 6];
+        draws.insert(2, (floor, [0.0; DIM]));
+        draws.insert(5, (fast, [0.0; DIM]));
+        let (kept, screened) = screen(&p, draws, &point_sims, &seeds(1, 3, 8));
+        assert_eq!(screened.rejected, 2, "{screened:?}");
+        assert!(!screened.kept_least_bad);
+        assert_eq!(kept.len(), 6);
+        assert!(kept.iter().all(|d| d.0 == truth));
+        // More than half ruled out: the least inconsistent half is kept.
+        let draws = vec![(truth, [0.0; DIM]), (floor, [0.0; DIM]), (fast, [0.0; DIM])];
+        let (kept, screened) = screen(&p, draws, &point_sims, &seeds(1, 3, 3));
+        assert!(screened.kept_least_bad, "{screened:?}");
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0].0, truth);
+    }
 }

@@ -102,7 +102,7 @@ pub fn reported(r: &Reported, notes: &mut Vec<String>) -> Vec<Fit> {
     let hows = [
         "midpoint of the uniform fitted to limit_mb (min/max widened by range/(n-1)), matched by simulation",
         "half-width of the same uniform, matched by simulation",
-        "the boot RSS at which the overshoot in requests, (rss - limit) * requests / (rss - boot), has its quantile q (0.3, 0.5 or 0.7, the pilot's choice) at 2q half-ticks' requests (weighed with the slope of ln requests on ln(limit - boot) being 1); matched by simulation",
+        "the boot RSS at which the overshoot in requests, (rss - limit) * requests / (rss - boot), has its quantile q (0.3, 0.5, 0.7 or 0.8, the pilot's choice) at 2q half-ticks' requests (weighed with the slope of ln requests on ln(limit - boot) being 1); matched by simulation",
         "mean of the lognormal fitted to (rss - boot) / requests, matched by simulation",
         "cv of the same lognormal, matched by simulation",
         "fleet rate from complete slot lives (or requests over the window), matched by simulation",

@@ -268,7 +268,7 @@ pub fn calibrate_observed(
     let eligible: Vec<usize> = (0..moments::OVERSHOOT_QUANTILES.len())
         .filter(|&i| !data.boot_over_at[i].1)
         .collect();
-    let over_stuck = data.boot_over_at[moments::OVERSHOOT_QUANTILES.len() - 1].1;
+    let over_stuck = data.boot_over_at[moments::OVERSHOOT_STUCK_AT].1;
     if over_stuck {
         context.overshoot_weight = 0.0;
         data = moments::moments(&sample, &context, MIN_ROWS)
@@ -440,8 +440,11 @@ pub fn calibrate_observed(
             -25.0
         };
         let delta = moved.boot_mb - at.boot_mb;
-        let pilot = fit::evaluate(&p, &at, &fit_seeds);
-        let pilot_moved = fit::evaluate(&p, &moved, &fit_seeds);
+        // Twice the fit's windows: with 16 the choice of quantile was
+        // mostly noise (0.3 picked where 0.8 spreads a third as much).
+        let pilot_seeds = fit::seeds(key, 4, 2 * budget.seeds);
+        let pilot = fit::evaluate(&p, &at, &pilot_seeds);
+        let pilot_moved = fit::evaluate(&p, &moved, &pilot_seeds);
         let pairs = |ms: &[Option<Moments>], i: usize| -> Vec<(f64, f64)> {
             ms.iter()
                 .flatten()
@@ -455,24 +458,39 @@ pub fn calibrate_observed(
                 / xs.len().max(1) as f64
         };
         // Each quantile off its bound, weighed with the slope statistic:
-        // the pair with the least variance per MB of boot wins.
-        let mut best: Option<(usize, f64, f64)> = None;
+        // the pair with the least variance per MB of boot wins, and a
+        // higher quantile wins within `PILOT_TOLERANCE` of it (near the
+        // uniform's sharp edge a quantile spreads less per MB of boot
+        // unless holds crowd it, which shows as a cost several times
+        // larger, not a few tens of per cent).
+        let mut costs: Vec<(usize, f64, f64)> = Vec::new();
         for &i in &eligible {
             let (a, b) = (pairs(&pilot, i), pairs(&pilot_moved, i));
             let sens = (
                 (mean(&b, 0) - mean(&a, 0)) / delta,
                 (mean(&b, 1) - mean(&a, 1)) / delta,
             );
-            let (w, cost) = fit::best_weight_cost(&a, sens);
-            if cost.is_finite() && best.is_none_or(|x| cost < x.2) {
-                best = Some((i, w, cost));
+            // The slope statistic at its bound in the recording (jitter
+            // too narrow against the runway) says nothing there: the
+            // overshoot alone (it had weight 0.12 at 0 MB and pulled a
+            // 305 MB boot to 167).
+            let w_min = if data.slope_at_bound { 1.0 } else { 0.0 };
+            let (w, cost) = fit::best_weight_cost(&a, sens, w_min);
+            if cost.is_finite() {
+                costs.push((i, w, cost));
             }
         }
+        let least = costs.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
+        let best = costs
+            .iter()
+            .copied()
+            .filter(|c| c.2 <= PILOT_TOLERANCE * least)
+            .max_by_key(|c| c.0);
         let (qi, w) = match (best, eligible.last()) {
-            _ if over_stuck => (moments::OVERSHOOT_QUANTILES.len() - 1, 0.0),
+            _ if over_stuck => (moments::OVERSHOOT_STUCK_AT, 0.0),
             (Some((i, w, _)), _) => (i, w),
             (None, Some(&i)) => (i, 0.5),
-            (None, None) => (moments::OVERSHOOT_QUANTILES.len() - 1, 0.0),
+            (None, None) => (moments::OVERSHOOT_STUCK_AT, 0.0),
         };
         let pairs = pairs(&pilot, qi);
         context.overshoot_quantile = moments::OVERSHOOT_QUANTILES[qi];
@@ -590,6 +608,24 @@ pub fn calibrate_observed(
             draws.len()
         ));
     }
+    // Each draw on a window of its own: the ones the recording rules out go.
+    let made = draws.len();
+    let (draws, screened) = fit::screen(&p, draws, &draw_sims, &fit::seeds(key, 3, made));
+    if screened.rejected > 0 {
+        notes.push(format!(
+            "draws: {} of {made} left out, their own window disagreeing with the recording \
+             (KS of margins, requests per worker or overshoot p < {}, or the statistics past \
+             chi-square's point there){}",
+            screened.rejected,
+            fit::SCREEN_P,
+            if screened.kept_least_bad {
+                "; more than half disagreed, so the least inconsistent half was kept: the \
+                 linearised uncertainty is a poor description of this recording"
+            } else {
+                ""
+            }
+        ));
+    }
 
     // The reported values: the fitted point, se and interval from the draws.
     let theta = fitted.theta;
@@ -673,13 +709,18 @@ pub fn calibrate_observed(
             .map(|o| (o.key.clone(), o.value.clone()))
             .collect(),
         draws: all_draws,
+        draws_screened_out: screened.rejected,
         seeds_simulated: done.into_inner(),
         notes,
     })
 }
 
+/// How much more variance per MB of boot (the pilot's cost) a higher
+/// overshoot quantile may have and still be chosen over the least.
+const PILOT_TOLERANCE: f64 = 1.5;
+
 /// Simulated windows `calibrate` runs with `budget` on `candidates` structures.
 pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
-    (candidates * budget.iterations.max(1) + 2 + fit::DIM + budget.refine) * budget.seeds
-        + budget.draws
+    (candidates * budget.iterations.max(1) + 4 + fit::DIM + budget.refine) * budget.seeds
+        + 2 * budget.draws
 }

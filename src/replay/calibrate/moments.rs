@@ -289,10 +289,19 @@ fn overshoot_requests(r: &Row, b: f64) -> f64 {
 /// (the calibration's pilot picks the most precise for the recording): an
 /// unheld recycle's sample comes a uniform fraction of a tick after the
 /// crossing, so its overshoot is uniform on (0, 2) half-ticks; held ones
-/// sit in the tail. 0.7 is near the sharp upper edge when holds are rare;
-/// where a third of the recycles were held it sits among them, and a lower
-/// quantile keeps the statistic on the unheld ones.
-pub const OVERSHOOT_QUANTILES: [f64; 3] = [0.3, 0.5, 0.7];
+/// sit in the tail. The higher the quantile, the nearer the uniform's sharp
+/// upper edge and the less it spreads per MB of boot (its relative spread
+/// goes as `sqrt((1 - q) / q)`), so 0.8 wins where holds are rare: on
+/// fleets of 20-40 recycles a day it spread 20-30% less than 0.7 (SimPy
+/// recordings, docs/calibration.md). Where a third of the recycles were
+/// held the upper quantiles sit among them, and a lower one keeps the
+/// statistic on the unheld ones.
+pub const OVERSHOOT_QUANTILES: [f64; 4] = [0.3, 0.5, 0.7, 0.8];
+
+/// The index in `OVERSHOOT_QUANTILES` of the quantile whose bound in the
+/// recording says the overshoot's tail is all holds or steps (0.7): past
+/// it the calibration drops the overshoot statistic.
+pub const OVERSHOOT_STUCK_AT: usize = 2;
 
 /// The quantile used when nothing chose another.
 pub const OVERSHOOT_QUANTILE: f64 = 0.7;
@@ -374,7 +383,7 @@ pub struct Moments {
     pub boot_over: f64,
     /// `boot_over` at each of `OVERSHOOT_QUANTILES`, and whether it sits at
     /// a bound of its search there (the pilot's choice).
-    pub boot_over_at: [(f64, bool); 3],
+    pub boot_over_at: [(f64, bool); OVERSHOOT_QUANTILES.len()],
     pub boot_slope: f64,
     /// `boot_slope` sits at a bound of its search (the slope is below or
     /// above 1 for every boot): it then says nothing about boot or tick.

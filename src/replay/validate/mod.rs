@@ -47,9 +47,7 @@ use crate::{Scenario, Sim, SimError};
 use rayon::prelude::*;
 pub use render::render;
 use serde::Serialize;
-#[cfg(test)]
-use stats::normal_quantile;
-pub use stats::{kolmogorov_q, ks_two_sample, t_quantile};
+pub use stats::{kolmogorov_q, ks_two_sample, normal_quantile, t_quantile};
 
 /// validation.json's schema: 2 added `not_recorded`, `resolution_mb`,
 /// recording-derived seeds and scenario draws.

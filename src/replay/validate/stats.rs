@@ -26,7 +26,7 @@ pub fn t_quantile(p: f64, df: u64) -> f64 {
 
 /// The standard normal quantile (Acklam's rational approximation, relative
 /// error below 1.2e-9), for `0 < p < 1`.
-pub(super) fn normal_quantile(p: f64) -> f64 {
+pub fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969_683_028_665_376e1,
         2.209_460_984_245_205e2,
