@@ -157,6 +157,11 @@ GRID += _heldout()
 # the first one saw, and run before anything was changed for it.
 HELDOUT2_FIRST = len(GRID)
 GRID += _heldout(n=16, seed=20261202)
+# A third (fleets 40-55), drawn after the changes the second one saw
+# (the draws' screen, the 0.8 quantile, the pilot's 32 windows) and run
+# once, on the final build, before anything else was changed.
+HELDOUT3_FIRST = len(GRID)
+GRID += _heldout(n=16, seed=20261203)
 
 QUICK_FLEETS = [0, 8]
 WHATIF_FLEETS = [0, 3, 8]
