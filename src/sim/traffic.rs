@@ -282,6 +282,7 @@ impl<O: Observer> Sim<'_, O> {
         None
     }
 
+    #[inline(always)]
     pub(super) fn complete(&mut self, t: SimTime, i: u32, req: Request) {
         self.m.completed += 1;
         self.step.completions += 1;

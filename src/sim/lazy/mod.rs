@@ -39,7 +39,7 @@
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::StreamRng;
-use crate::fleet::{Request, WorkerState};
+use crate::fleet::{Request, Worker, WorkerState};
 use crate::metrics::Observer;
 use crate::policy::Sampling;
 use crate::scenario::{BalancerKind, Connections, Replacement, Scenario};
@@ -122,6 +122,22 @@ fn first_due(due: &[u64]) -> (u64, usize) {
         }
     }
     (best, at)
+}
+
+/// The growth of a worker's `n`-th request: its leak draw, and what it
+/// adds to the instance's memory sum (the pages it unshares too).
+#[inline(always)]
+fn growth_of(sc: &Scenario, worker: &mut Worker, n: u64) -> (f64, f64) {
+    let d = sc.fleet.leak.growth(
+        worker.velocity_mb_per_request,
+        &mut worker.warm_left_mb,
+        &mut worker.noise,
+    );
+    let copied = match &sc.fleet.cow {
+        Some(c) => c.shared_after(n - 1) - c.shared_after(n),
+        None => 0.0,
+    };
+    (d, d + copied)
 }
 
 /// A request assigned to a worker.
@@ -296,7 +312,6 @@ impl<O: Observer> Sim<'_, O> {
             self.settle_with_timeouts(i, t, tie);
             return;
         }
-        let upto = due_key(t.0, tie);
         loop {
             let lz = self.lazy.as_mut().expect("lazy");
             let inst = &mut lz.inst[i as usize];
@@ -305,7 +320,8 @@ impl<O: Observer> Sim<'_, O> {
                 let (d, at) = first_due(&lz.due[first..first + self.spi]);
                 (inst.next_due, inst.next_w) = (d, (first + at) as u32);
             }
-            if due_key(inst.next_due, inst.next_w) >= upto {
+            // `(next_due, next_w) < (t, tie)`
+            if inst.next_due > t.0 || (inst.next_due == t.0 && inst.next_w >= tie) {
                 return;
             }
             let w = std::mem::replace(&mut inst.next_w, NIL);
@@ -391,6 +407,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// What a completion does to its worker and the metrics.
+    #[inline(always)]
     fn served(&mut self, t: SimTime, i: u32, w: u32, it: &Item) {
         if !it.waited {
             self.m.wait_us += (it.start - it.req.enq_t).0;
@@ -469,6 +486,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// One RSS growth already drawn (`grow` without the draw).
+    #[inline(always)]
     fn apply_growth(&mut self, t: SimTime, w: u32, d: f64) {
         if d > 0.0 {
             let rss = self.workers[w as usize].rss_mb + d;
@@ -479,20 +497,9 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// The growth of worker `w`'s `n`-th request: its leak draw, and what
-    /// it adds to the instance's memory sum (the pages it unshares too).
+    /// The growth of worker `w`'s `n`-th request (`growth_of`).
     fn draw_growth(&mut self, w: u32, n: u64) -> (f64, f64) {
-        let worker = &mut self.workers[w as usize];
-        let d = self.sc.fleet.leak.growth(
-            worker.velocity_mb_per_request,
-            &mut worker.warm_left_mb,
-            &mut worker.noise,
-        );
-        let copied = match &self.sc.fleet.cow {
-            Some(c) => c.shared_after(n - 1) - c.shared_after(n),
-            None => 0.0,
-        };
-        (d, d + copied)
+        growth_of(self.sc, &mut self.workers[w as usize], n)
     }
 
     /// A request reaches lazy instance `i` at `t` (after the balancer and
@@ -517,10 +524,11 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`.
     fn assign(&mut self, now: SimTime, i: u32, order: u64, req: Request) {
-        let lz = self.lazy.as_mut().expect("lazy");
         let first = i as usize * self.spi;
-        let (mut key, mut at) = (u128::MAX, 0);
-        for (k, &f) in lz.free[first..first + self.spi].iter().enumerate() {
+        let lz = self.lazy.as_mut().expect("lazy");
+        let free = &lz.free[first..first + self.spi];
+        let (mut key, mut at) = (free[0], 0);
+        for (k, &f) in free.iter().enumerate().skip(1) {
             if f < key {
                 (key, at) = (f, k);
             }
@@ -531,22 +539,20 @@ impl<O: Observer> Sim<'_, O> {
         }
         let w = (first + at) as u32;
         let start = key_time(key).max(req.enq_t).max(now);
-        let lz = self.lazy.as_mut().expect("lazy");
-        if start > req.enq_t && start - req.enq_t >= self.sc.workload.queue_timeout {
+        let rewind = start > req.enq_t;
+        if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
             let inst = &mut lz.inst[i as usize];
             inst.waits.push_back(start);
             inst.timeouts.push_back((start, order, req));
             return;
         }
-        let n = self.workers[w as usize].requests + lz.items.len(w) as u64 + 1;
-        let rewind = start > req.enq_t;
+        let worker = &mut self.workers[w as usize];
+        let n = worker.requests + lz.items.len(w) as u64 + 1;
         if rewind {
-            let worker = &self.workers[w as usize];
             lz.rewind[w as usize].push_back((worker.noise.clone(), worker.warm_left_mb));
         }
-        let (growth_mb, private_mb) = self.draw_growth(w, n);
-        let lz = self.lazy.as_mut().expect("lazy");
-        let worker = &self.workers[w as usize];
+        let (growth_mb, private_mb) = growth_of(self.sc, worker, n);
+        let (generation, max_requests) = (worker.generation, worker.max_requests);
         let inst = &mut lz.inst[i as usize];
         inst.pending_mb += private_mb;
         let projected =
@@ -556,32 +562,23 @@ impl<O: Observer> Sim<'_, O> {
             _ => false,
         };
         let over = projected > self.sc.fleet.container_mb - 1e-6;
-        let event = req.attempt > 0 || n >= worker.max_requests || every || over;
-        if start > req.enq_t {
+        let event = req.attempt > 0 || n >= max_requests || every || over;
+        if rewind {
             inst.waits.push_back(start);
         }
         let done = start + req.service;
         lz.free[w as usize] = idle_key(done, 0, w as u64);
-        let reused = if event {
-            lz.reuse_void(w, done, worker.generation)
-        } else {
-            None
-        };
-        let ticket = match reused {
-            Some(ticket) => ticket,
-            None if event => {
-                lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
-                lz.tickets
-            }
-            None => 0,
-        };
-        if lz.items.is_empty(w) && !event {
+        let mut ticket = 0;
+        if event {
+            ticket = self.evented(w, done, generation);
+        } else if lz.items.is_empty(w) {
             lz.due[w as usize] = done.0;
             let inst = &mut lz.inst[i as usize];
-            if inst.next_w != NIL && due_key(done.0, w) < due_key(inst.next_due, inst.next_w) {
+            if inst.next_w != NIL && (done.0, w) < (inst.next_due, inst.next_w) {
                 (inst.next_due, inst.next_w) = (done.0, w);
             }
         }
+        let lz = self.lazy.as_mut().expect("lazy");
         lz.items.push_back(
             w,
             Item {
@@ -597,21 +594,32 @@ impl<O: Observer> Sim<'_, O> {
                 rewind,
             },
         );
-        if event && reused.is_none() {
-            let generation = worker.generation;
-            self.q.schedule_tied(
-                done,
-                self.completion_tie(w, 0),
-                Event::ServiceDone {
-                    worker: w,
-                    generation,
-                    slot: ticket,
-                },
-            );
-        }
         if over {
             self.promote_all(i);
         }
+    }
+
+    /// A request assigned to worker `w` whose completion at `done` is an
+    /// event: a void one taken back, or a new one scheduled. Its ticket.
+    #[cold]
+    #[inline(never)]
+    fn evented(&mut self, w: u32, done: SimTime, generation: u32) -> u32 {
+        let lz = self.lazy.as_mut().expect("lazy");
+        if let Some(ticket) = lz.reuse_void(w, done, generation) {
+            return ticket;
+        }
+        lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+        let ticket = lz.tickets;
+        self.q.schedule_tied(
+            done,
+            self.completion_tie(w, 0),
+            Event::ServiceDone {
+                worker: w,
+                generation,
+                slot: ticket,
+            },
+        );
+        ticket
     }
 
     /// The instance's memory, projected over its assigned requests, could
