@@ -171,8 +171,9 @@ struct Item {
 struct Inst {
     /// Growth drawn for assigned requests not yet credited.
     pending_mb: f64,
-    /// Starts of the assigned requests still waiting, in order (they never
-    /// decrease): the backlog's length at a time.
+    /// Starts of the assigned requests that waited, in order (they never
+    /// decrease): those after `t` are the backlog at `t`. The ones that
+    /// have started are dropped at the next send, not at their credit.
     waits: VecDeque<SimTime>,
     /// Requests that will time out in the backlog, at the time a slot
     /// would have taken them.
@@ -389,11 +390,9 @@ impl<O: Observer> Sim<'_, O> {
         }
         let empty = lz.items.is_empty(w);
         lz.due[w as usize] = head_due(&lz.items, w);
-        let inst = &mut lz.inst[i as usize];
-        while inst.waits.front().is_some_and(|&x| x <= it.start) {
-            inst.waits.pop_front();
-        }
-        inst.pending_mb -= it.private_mb;
+        // (`Inst::waits` keeps its start until `lazy_send` drops what has
+        // started.)
+        lz.inst[i as usize].pending_mb -= it.private_mb;
         if empty {
             lz.idle[w as usize] = idle_key(it.done, 0, w as u64);
         }
