@@ -167,23 +167,30 @@ impl RateWindow {
 }
 
 /// One container: a master, its workers, its backlog and its cgroup.
+///
+/// Laid out as written, on cache lines of its own: what a request touches
+/// first (as `Worker`).
+#[repr(C, align(64))]
 pub struct Instance {
-    /// Global index of the first worker; workers are `first..first + n`.
-    pub first_worker: u32,
+    /// Requests in service plus waiting (least-outstanding balancing).
+    pub outstanding: u32,
     /// Sum over live workers of `rss - shared` (each worker's own
     /// `shared_mb`): the cgroup's view.
     pub private_mb: f64,
+    pub arrivals: RateWindow,
+    /// Expiry times of connections the client still holds but the server closed.
+    pub stale_conns: VecDeque<SimTime>,
+    /// The overshoot integral of this instance's workers (MB x us; exact
+    /// mode), summed over instances at the end.
+    pub overshoot_mb_us: f64,
+    /// Global index of the first worker; workers are `first..first + n`.
+    pub first_worker: u32,
     /// Requests waiting for a worker, oldest first.
     pub backlog: VecDeque<Request>,
     /// Free serving slots as `(worker, generation)`; stale entries are skipped.
     pub idle: VecDeque<(u32, u32)>,
     /// The per-instance cooldown stamp (the seeds' /dev/shm file).
     pub last_recycle: Option<SimTime>,
-    /// Expiry times of connections the client still holds but the server closed.
-    pub stale_conns: VecDeque<SimTime>,
-    pub arrivals: RateWindow,
-    /// Requests in service plus waiting (least-outstanding balancing).
-    pub outstanding: u32,
     /// Worker structs of this instance that are `Dead`: under
     /// spawn-then-exit, the spares a successor can be forked into. Kept by
     /// `Sim::set_state`, so asking whether one is free is O(1).
@@ -191,9 +198,6 @@ pub struct Instance {
     /// `memory.oom.group`: the container was killed whole and has not
     /// restarted yet; its exiting workers are not replaced.
     pub restarting: bool,
-    /// The overshoot integral of this instance's workers (MB x us; exact
-    /// mode), summed over instances at the end.
-    pub overshoot_mb_us: f64,
 }
 
 impl Instance {

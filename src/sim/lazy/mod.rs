@@ -167,8 +167,19 @@ struct Item {
 }
 
 /// One instance's lazy state.
+///
+/// Laid out as written, on cache lines of its own: what a request touches
+/// first (as `Worker`).
 #[derive(Default)]
+#[repr(C, align(64))]
 struct Inst {
+    /// In the event engine's form until the end of the current event.
+    eager: bool,
+    /// The worker of `next_due`; `NIL`: not known, `settle` scans for it.
+    next_w: u32,
+    /// The first of its workers' `Lazy::due` in `(time, worker)` order
+    /// (`u64::MAX`: none).
+    next_due: u64,
     /// Growth drawn for assigned requests not yet credited.
     pending_mb: f64,
     /// Starts of the assigned requests that waited, in order (they never
@@ -180,13 +191,6 @@ struct Inst {
     timeouts: VecDeque<(SimTime, u64, Request)>,
     /// Requests that came while no worker was serving.
     unassigned: VecDeque<(u64, Request)>,
-    /// In the event engine's form until the end of the current event.
-    eager: bool,
-    /// The first of its workers' `Lazy::due` in `(time, worker)` order
-    /// (`u64::MAX`: none), and that worker; `NIL`: not known, `settle`
-    /// scans for it.
-    next_due: u64,
-    next_w: u32,
 }
 
 pub(super) struct Lazy {
