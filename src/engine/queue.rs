@@ -396,7 +396,8 @@ mod tests {
         }
         let plain: Vec<_> = std::iter::from_fn(|| a.pop_before(end)).collect();
         assert_eq!(merged, plain);
-        assert_eq!(b.pop_key_before(end, b.key_for(SimTime(100))), None);
+        let at_end = b.key_for(SimTime(100));
+        assert_eq!(b.pop_key_before(end, at_end), None);
     }
 
     #[test]
