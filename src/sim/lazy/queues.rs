@@ -173,7 +173,9 @@ mod tests {
         let mut rng = stream(3, Stream::Routing);
         let mut q = Queues::new(5);
         let mut reference: Vec<VecDeque<u64>> = vec![VecDeque::new(); 5];
+        let mut peak = 0;
         for k in 0..20_000u64 {
+            peak = peak.max(reference.iter().map(VecDeque::len).sum::<usize>());
             let w = rng.random_range(0..5u32);
             if rng.random_bool(0.5) {
                 q.push_back(w, item(k));
@@ -196,6 +198,6 @@ mod tests {
         assert!(taken.iter().eq(reference[2].iter()));
         assert!(q.is_empty(2));
         // Slots are reused: the slab holds at most what was in use at once.
-        assert!(q.slab.len() < 200, "{}", q.slab.len());
+        assert!(q.slab.len() <= peak + 1, "{} > {peak}", q.slab.len());
     }
 }
