@@ -236,9 +236,9 @@ pub(super) struct Lazy {
 /// heap of completions is a few entries deep; the fast path's bookkeeping
 /// costs more): `Sim::new` takes the fast path from here up, and
 /// `Sim::with_lazy_completions` below it. Measured side by side
-/// (`throughput scaling`, docs/performance.md): at 6 workers 1,181
-/// instructions a request against the event engine's 1,007, at 60 and up
-/// faster by 1.3x (60) to 1.4x (16,002) in wall time.
+/// (`throughput scaling`, docs/performance.md): at 6 workers 1,031
+/// instructions a request against the event engine's 945 (the same wall
+/// time within noise), at 60 and up faster by 1.4x (60) to 2.7x (16,002).
 pub const LAZY_MIN_WORKERS: usize = 32;
 
 impl Lazy {
