@@ -136,6 +136,44 @@ impl<E: Copy + Lane> EventQueue<E> {
         }
     }
 
+    /// The key `schedule(at, ..)` would give an event, for one that its
+    /// caller keeps outside the queue (the engine's next arrival, which is
+    /// always due soon and always one): it takes the same place in the
+    /// `(time, seq)` order, and `pop_key_before` merges it.
+    #[inline(always)]
+    pub fn key_for(&mut self, at: SimTime) -> u128 {
+        if at < self.now {
+            scheduled_in_the_past(at, self.now);
+        }
+        let tie = SEQ_BASE + self.seq;
+        self.seq += 1;
+        ((at.0 as u128) << 64) | tie as u128
+    }
+
+    /// Pops the earliest event if it is due before `end` and comes before
+    /// the outside event keyed `outside` (`key_for`; `u128::MAX`: none):
+    /// `Some(None)` when the outside one comes first (`now` advances to
+    /// it, and the caller handles it), `None` when neither is due.
+    #[inline(always)]
+    pub fn pop_key_before(&mut self, end: SimTime, outside: u128) -> Option<Option<(SimTime, E)>> {
+        self.remove_taken_root();
+        let lane = self.earliest_lane();
+        if lane.is_none_or(|lane| outside < self.lanes[lane][0].key) {
+            let at = time_of(outside);
+            if outside == u128::MAX || at >= end {
+                return None;
+            }
+            debug_assert!(at >= self.now);
+            self.now = at;
+            return Some(None);
+        }
+        let lane = lane.expect("a lane");
+        if self.lanes[lane][0].time() >= end {
+            return None;
+        }
+        Some(Some(self.take_root(lane)))
+    }
+
     /// Pops the earliest event and advances `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
@@ -330,6 +368,36 @@ mod tests {
             assert_eq!(Some(e), reference.pop_first());
         }
         assert!(reference.first().is_none_or(|e| e.0 >= end));
+    }
+
+    #[test]
+    fn an_outside_event_takes_its_scheduled_place() {
+        // The same events, one kept outside by its key: the same order.
+        let (mut a, mut b) = (EventQueue::new(), EventQueue::new());
+        let mut outside = u128::MAX;
+        for (k, at) in [5u64, 1, 5, 1, 3, 5].into_iter().enumerate() {
+            a.schedule(SimTime(at), k as u32);
+            if k == 2 {
+                outside = b.key_for(SimTime(at));
+            } else {
+                b.schedule(SimTime(at), k as u32);
+            }
+        }
+        let end = SimTime(100);
+        let mut merged = Vec::new();
+        while let Some(next) = b.pop_key_before(end, outside) {
+            match next {
+                Some((t, e)) => merged.push((t, e)),
+                None => {
+                    merged.push((b.now(), 2));
+                    outside = u128::MAX;
+                }
+            }
+        }
+        let plain: Vec<_> = std::iter::from_fn(|| a.pop_before(end)).collect();
+        assert_eq!(merged, plain);
+        let at_end = b.key_for(SimTime(100));
+        assert_eq!(b.pop_key_before(end, at_end), None);
     }
 
     #[test]

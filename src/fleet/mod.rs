@@ -45,39 +45,51 @@ pub struct Request {
 
 /// One worker slot. The struct is reused across generations: a recycle
 /// bumps `generation`, so events scheduled for the old process are ignored.
+///
+/// Laid out as written (`repr(C)`), on a cache line of its own: the fields a
+/// served request touches come first, in its first two lines, so a large
+/// fleet's requests miss the cache on two lines a worker, not on fields
+/// scattered over its four.
+#[repr(C, align(64))]
 pub struct Worker {
     pub instance: u32,
-    /// Index within the instance.
-    pub slot: u32,
     pub generation: u32,
     pub state: WorkerState,
-    pub spawned_at: SimTime,
-    /// When this generation started serving (the aggregate mode credits a
-    /// worker only for the part of a step it served).
-    pub serving_since: SimTime,
+    pub in_flight: u32,
+    /// Requests served by this generation.
+    pub requests: u64,
+    /// Request-count trigger: this generation's limit (`u64::MAX` = none).
+    pub max_requests: u64,
     pub rss_mb: f64,
     /// The highest RSS of this generation's life, a request's transient
     /// working set included (the `peak` measure).
     pub peak_mb: f64,
-    /// Pages of `rss_mb` still shared with the master: `fleet.shared_mb`
-    /// at fork, less what copy-on-write has unshared since (`fleet::cow`).
-    pub shared_mb: f64,
-    pub limit_mb: f64,
+    /// Last RSS change, for the overshoot integral.
+    pub rss_changed_at: SimTime,
     /// Leak velocity drawn at spawn.
     pub velocity_mb_per_request: f64,
     /// Warm-up growth still to come.
     pub warm_left_mb: f64,
-    /// Requests served by this generation.
-    pub requests: u64,
-    pub in_flight: u32,
+    /// Per-generation stream for per-request memory noise.
+    pub noise: StreamRng,
+    /// First moment RSS reached the hard ceiling.
+    pub over_ceiling_since: Option<SimTime>,
+    /// Pages of `rss_mb` still shared with the master: `fleet.shared_mb`
+    /// at fork, less what copy-on-write has unshared since (`fleet::cow`).
+    pub shared_mb: f64,
+    /// Index within the instance.
+    pub slot: u32,
+    pub spawned_at: SimTime,
+    /// When this generation started serving (the aggregate mode credits a
+    /// worker only for the part of a step it served).
+    pub serving_since: SimTime,
+    pub limit_mb: f64,
     /// One entry per concurrency slot.
     pub slots: Vec<Option<Request>>,
     /// First time a trigger made this generation ask to recycle.
     pub wants_since: Option<SimTime>,
     /// A trigger that asked and was held: asked again at the next sample.
     pub wants: Option<Cause>,
-    /// Request-count trigger: this generation's limit (`u64::MAX` = none).
-    pub max_requests: u64,
     /// Drift trigger: this generation's drift limit over its boot RSS.
     pub drift_limit_mb: f64,
     /// Growth a GC could still free (drift trigger with a reclaim fraction).
@@ -90,12 +102,6 @@ pub struct Worker {
     pub successor: Option<u32>,
     /// Spawn-then-exit: the worker this one replaces once it has booted.
     pub replaces: Option<u32>,
-    /// First moment RSS reached the hard ceiling.
-    pub over_ceiling_since: Option<SimTime>,
-    /// Last RSS change, for the overshoot integral.
-    pub rss_changed_at: SimTime,
-    /// Per-generation stream for per-request memory noise.
-    pub noise: StreamRng,
     /// Aggregate mode: the served count at which the next rare leak step
     /// lands (`sim::aggregate::leap::Leak`); unused in exact mode.
     pub next_step_at: u64,
@@ -161,23 +167,30 @@ impl RateWindow {
 }
 
 /// One container: a master, its workers, its backlog and its cgroup.
+///
+/// Laid out as written, on cache lines of its own: what a request touches
+/// first (as `Worker`).
+#[repr(C, align(64))]
 pub struct Instance {
-    /// Global index of the first worker; workers are `first..first + n`.
-    pub first_worker: u32,
+    /// Requests in service plus waiting (least-outstanding balancing).
+    pub outstanding: u32,
     /// Sum over live workers of `rss - shared` (each worker's own
     /// `shared_mb`): the cgroup's view.
     pub private_mb: f64,
+    pub arrivals: RateWindow,
+    /// Expiry times of connections the client still holds but the server closed.
+    pub stale_conns: VecDeque<SimTime>,
+    /// The overshoot integral of this instance's workers (MB x us; exact
+    /// mode), summed over instances at the end.
+    pub overshoot_mb_us: f64,
+    /// Global index of the first worker; workers are `first..first + n`.
+    pub first_worker: u32,
     /// Requests waiting for a worker, oldest first.
     pub backlog: VecDeque<Request>,
     /// Free serving slots as `(worker, generation)`; stale entries are skipped.
     pub idle: VecDeque<(u32, u32)>,
     /// The per-instance cooldown stamp (the seeds' /dev/shm file).
     pub last_recycle: Option<SimTime>,
-    /// Expiry times of connections the client still holds but the server closed.
-    pub stale_conns: VecDeque<SimTime>,
-    pub arrivals: RateWindow,
-    /// Requests in service plus waiting (least-outstanding balancing).
-    pub outstanding: u32,
     /// Worker structs of this instance that are `Dead`: under
     /// spawn-then-exit, the spares a successor can be forked into. Kept by
     /// `Sim::set_state`, so asking whether one is free is O(1).
@@ -185,9 +198,6 @@ pub struct Instance {
     /// `memory.oom.group`: the container was killed whole and has not
     /// restarted yet; its exiting workers are not replaced.
     pub restarting: bool,
-    /// The overshoot integral of this instance's workers (MB x us; exact
-    /// mode), summed over instances at the end.
-    pub overshoot_mb_us: f64,
 }
 
 impl Instance {

@@ -280,7 +280,7 @@ impl<O: Observer> Sim<'_, O> {
         f.cow.as_ref().map_or(f.shared_mb, |c| c.shared_after(n))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn set_rss(&mut self, t: SimTime, w: u32, rss: f64) {
         let hard = self.sc.policy.hard_limit_mb;
         let worker = &self.workers[w as usize];

@@ -113,7 +113,7 @@ pub enum Event {
 
 const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
-/// Near events (the one pending arrival; service completions) travel apart
+/// Near events (the aggregate step; service completions) travel apart
 /// from the far ones (ticks, timeline rows, boots, drains, retries), so they
 /// do not sift past them in the queue.
 impl Lane for Event {
@@ -121,7 +121,8 @@ impl Lane for Event {
     #[inline]
     fn lane(&self) -> usize {
         match self {
-            // Aggregate mode has no arrivals: its step takes their lane.
+            // Arrivals travel beside the queue (`Sim::next_arrival`); the
+            // aggregate mode's step has the lane to itself.
             Event::Arrival | Event::Step => 0,
             Event::ServiceDone { .. } => 1,
             Event::Retry
@@ -195,6 +196,10 @@ pub struct Sim<'s, O: Observer> {
     streams: Streams,
     /// Arrival times, drawn a block ahead (`ahead`).
     arrivals: ahead::ArrivalsAhead,
+    /// The next arrival's queue key (`EventQueue::key_for`; `u128::MAX`:
+    /// none): the one event always pending and always due soon travels
+    /// beside the queue, and the loop merges it.
+    next_arrival: u128,
     /// Service times, drawn a block ahead.
     service: ahead::ServiceAhead,
     /// Requests waiting to be retried, with their due times, in due order:
@@ -278,6 +283,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 routing: rng::stream(seed, Stream::Routing),
             },
             arrivals: ahead::ArrivalsAhead::new(&sc.workload.profile),
+            next_arrival: u128::MAX,
             service: ahead::ServiceAhead::new(),
             retries: VecDeque::new(),
             rr_next: 0,
@@ -363,7 +369,11 @@ impl<'s, O: Observer> Sim<'s, O> {
         // STOP_CHECK_EVERY events, the stop flag.
         let budget_end = self.sc.max_events.saturating_add(1);
         let mut check_at = budget_end.min(STOP_CHECK_EVERY + 1);
-        while let Some((t, ev)) = self.q.pop_before(end) {
+        while let Some(next) = self.q.pop_key_before(end, self.next_arrival) {
+            let (t, ev) = next.unwrap_or_else(|| {
+                self.next_arrival = u128::MAX;
+                (self.q.now(), Event::Arrival)
+            });
             self.m.events += 1;
             if self.m.events >= check_at {
                 self.check_limits(t)?;

@@ -38,9 +38,11 @@ impl<O: Observer> Sim<'_, O> {
             self.sc.duration,
             &mut self.streams.arrivals,
         );
-        if let Some(at) = next {
-            self.q.schedule(at, Event::Arrival);
-        }
+        // Kept out of the queue, in the place `schedule` would give it.
+        self.next_arrival = match next {
+            Some(at) => self.q.key_for(at),
+            None => u128::MAX,
+        };
     }
 
     pub(super) fn on_arrival(&mut self, t: SimTime) {
@@ -282,6 +284,7 @@ impl<O: Observer> Sim<'_, O> {
         None
     }
 
+    #[inline(always)]
     pub(super) fn complete(&mut self, t: SimTime, i: u32, req: Request) {
         self.m.completed += 1;
         self.step.completions += 1;

@@ -2,7 +2,8 @@
 //! other (`materialize`, `fold`), what the event loop asks of the fast
 //! path around its handlers, and the fast path's own invariants.
 
-use super::{IdleKey, Item, idle_key};
+use super::queues::NIL;
+use super::{IdleKey, Item, first_due, idle_key};
 use crate::engine::SimTime;
 use crate::fleet::{Request, WorkerState};
 use crate::metrics::Observer;
@@ -30,13 +31,17 @@ impl<O: Observer> Sim<'_, O> {
         waiting.extend(inst.unassigned.drain(..));
         let mut idle: Vec<(IdleKey, u32)> = Vec::new();
         for w in ws {
-            lz.due[w as usize] = u128::MAX;
+            lz.due[w as usize] = u64::MAX;
             lz.free[w as usize] = u128::MAX;
-            let items = std::mem::take(&mut lz.items[w as usize]);
+            let items = lz.items.take(w);
+            let mut befores = std::mem::take(&mut lz.rewind[w as usize]).into_iter();
             let worker = &mut self.workers[w as usize];
             let mut rewound = false;
             let completing = lz.completing == Some(w);
             for (k, it) in items.into_iter().enumerate() {
+                // This item's draw state before it drew, if it was assigned
+                // to wait (`Lazy::rewind`, in the order of such items).
+                let before = if it.rewind { befores.next() } else { None };
                 if k == 0 && it.start <= t && !completing {
                     if !it.waited {
                         self.m.wait_us += (it.start - it.req.enq_t).0;
@@ -76,9 +81,7 @@ impl<O: Observer> Sim<'_, O> {
                     lz.void.insert((w, it.ticket), (it.done, worker.generation));
                 }
                 if !rewound {
-                    let (noise, warm) = *it
-                        .before
-                        .expect("a waiting request kept its worker's draws");
+                    let (noise, warm) = before.expect("a waiting request kept its worker's draws");
                     worker.noise = noise;
                     worker.warm_left_mb = warm;
                     rewound = true;
@@ -128,11 +131,11 @@ impl<O: Observer> Sim<'_, O> {
         let lz = self.lazy.as_mut().expect("lazy");
         lz.inst[i as usize].eager = false;
         lz.inst[i as usize].pending_mb = 0.0;
-        lz.inst[i as usize].next_due = 0;
+        lz.inst[i as usize].next_w = NIL;
         for w in ws {
             let serving = self.workers[w as usize].state == WorkerState::Serving;
             let lz = self.lazy.as_mut().expect("lazy");
-            lz.due[w as usize] = u128::MAX;
+            lz.due[w as usize] = u64::MAX;
             lz.free[w as usize] = if serving {
                 lz.idle[w as usize]
             } else {
@@ -166,18 +169,21 @@ impl<O: Observer> Sim<'_, O> {
             if serving {
                 lz.free[w as usize] = idle_key(done, 0, w as u64);
             }
-            lz.items[w as usize].push_back(Item {
-                req,
-                start: t,
-                done,
-                growth_mb,
-                private_mb,
-                order: 0,
-                event: true,
-                ticket,
-                waited: true,
-                before: None,
-            });
+            lz.items.push_back(
+                w,
+                Item {
+                    req,
+                    start: t,
+                    done,
+                    growth_mb,
+                    private_mb,
+                    order: 0,
+                    event: true,
+                    ticket,
+                    waited: true,
+                    rewind: false,
+                },
+            );
         }
         self.instances[i as usize].idle.clear();
         let backlog = std::mem::take(&mut self.instances[i as usize].backlog);
@@ -267,10 +273,15 @@ impl<O: Observer> Sim<'_, O> {
         for (i, inst) in lz.inst.iter().enumerate() {
             let mut held = inst.timeouts.len() + inst.unassigned.len();
             for w in self.instance_workers(i as u32) {
-                let items = &lz.items[w as usize];
-                held += items.len();
+                let items = &lz.items;
+                held += items.len(w) as usize;
+                assert_eq!(
+                    items.iter(w).filter(|it| it.rewind).count(),
+                    lz.rewind[w as usize].len(),
+                    "t={t}: worker {w} draw states kept"
+                );
                 let mut prev: Option<&Item> = None;
-                for (k, it) in items.iter().enumerate() {
+                for (k, it) in items.iter(w).enumerate() {
                     // (A request started in the event form keeps its
                     // completion, not its start: `fold`.)
                     assert!(
@@ -291,8 +302,17 @@ impl<O: Observer> Sim<'_, O> {
                 }
                 let state = self.workers[w as usize].state;
                 assert!(
-                    items.len() <= 1 || state == WorkerState::Serving,
+                    items.len(w) <= 1 || state == WorkerState::Serving,
                     "t={t}: worker {w} ({state:?}) has work waiting"
+                );
+            }
+            if inst.next_w != NIL && !inst.eager {
+                let first = i * self.spi;
+                let (d, at) = first_due(&lz.due[first..first + self.spi]);
+                assert_eq!(
+                    (inst.next_due, inst.next_w),
+                    (d, (first + at) as u32),
+                    "t={t}: instance {i} next completion"
                 );
             }
             assert_eq!(
@@ -307,8 +327,8 @@ impl<O: Observer> Sim<'_, O> {
     /// start).
     pub(in crate::sim) fn finish_lazy(&mut self, end: SimTime) {
         let Some(lz) = &self.lazy else { return };
-        for items in &lz.items {
-            for it in items.iter().filter(|it| it.start < end && !it.waited) {
+        for w in 0..self.workers.len() as u32 {
+            for it in lz.items.iter(w).filter(|it| it.start < end && !it.waited) {
                 self.m.wait_us += (it.start - it.req.enq_t).0;
                 self.m.waits += 1;
                 self.m.waited += (it.start > it.req.enq_t) as u64;

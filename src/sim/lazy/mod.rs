@@ -39,13 +39,15 @@
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::StreamRng;
-use crate::fleet::{Request, WorkerState};
+use crate::fleet::{Request, Worker, WorkerState};
 use crate::metrics::Observer;
 use crate::policy::Sampling;
 use crate::scenario::{BalancerKind, Connections, Replacement, Scenario};
+use queues::{NIL, Queues};
 use std::collections::VecDeque;
 
 mod form;
+mod queues;
 
 /// Why a scenario runs on the event engine, or `None` for the fast path.
 pub fn fallback(sc: &Scenario) -> Option<&'static str> {
@@ -95,17 +97,51 @@ fn key_time(k: IdleKey) -> SimTime {
     SimTime((k >> 64) as u64)
 }
 
-/// `Lazy::due` of a worker's requests.
-#[inline]
-fn head_due(items: &VecDeque<Item>, w: u32) -> u128 {
-    match items.front() {
-        Some(it) if !it.event => ((it.done.0 as u128) << 32) | w as u128,
-        _ => u128::MAX,
+/// `Lazy::due` of worker `w`'s requests.
+#[inline(always)]
+fn head_due(items: &Queues, w: u32) -> u64 {
+    match items.front(w) {
+        Some(it) if !it.event => it.done.0,
+        _ => u64::MAX,
     }
 }
 
+/// A completion's place in the order of crediting: `(time, worker)`.
+#[inline(always)]
+fn due_key(done: u64, w: u32) -> u128 {
+    ((done as u128) << 32) | w as u128
+}
+
+/// The first of `due` in `(time, index)` order: its time and index.
+#[inline(always)]
+fn first_due(due: &[u64]) -> (u64, usize) {
+    let (mut best, mut at) = (u64::MAX, 0);
+    for (k, &d) in due.iter().enumerate() {
+        if d < best {
+            (best, at) = (d, k);
+        }
+    }
+    (best, at)
+}
+
+/// The growth of a worker's `n`-th request: its leak draw, and what it
+/// adds to the instance's memory sum (the pages it unshares too).
+#[inline(always)]
+fn growth_of(sc: &Scenario, worker: &mut Worker, n: u64) -> (f64, f64) {
+    let d = sc.fleet.leak.growth(
+        worker.velocity_mb_per_request,
+        &mut worker.warm_left_mb,
+        &mut worker.noise,
+    );
+    let copied = match &sc.fleet.cow {
+        Some(c) => c.shared_after(n - 1) - c.shared_after(n),
+        None => 0.0,
+    };
+    (d, d + copied)
+}
+
 /// A request assigned to a worker.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct Item {
     req: Request,
     start: SimTime,
@@ -125,38 +161,48 @@ struct Item {
     ticket: u32,
     /// Its wait is in the metrics already (it started in the event form).
     waited: bool,
-    /// The worker's draw state before this item drew (waiting items only):
-    /// restored when the item goes back to the backlog.
-    before: Option<Box<(StreamRng, f64)>>,
+    /// It was assigned to wait: the worker's draw state before it drew is
+    /// in `Lazy::rewind`, restored if it goes back to the backlog.
+    rewind: bool,
 }
 
 /// One instance's lazy state.
+///
+/// Laid out as written, on cache lines of its own: what a request touches
+/// first (as `Worker`).
 #[derive(Default)]
+#[repr(C, align(64))]
 struct Inst {
+    /// In the event engine's form until the end of the current event.
+    eager: bool,
+    /// The worker of `next_due`; `NIL`: not known, `settle` scans for it.
+    next_w: u32,
+    /// The first of its workers' `Lazy::due` in `(time, worker)` order
+    /// (`u64::MAX`: none).
+    next_due: u64,
     /// Growth drawn for assigned requests not yet credited.
     pending_mb: f64,
-    /// Starts of the assigned requests still waiting, in order (they never
-    /// decrease): the backlog's length at a time.
+    /// Starts of the assigned requests that waited, in order (they never
+    /// decrease): those after `t` are the backlog at `t`. The ones that
+    /// have started are dropped at the next send, not at their credit.
     waits: VecDeque<SimTime>,
     /// Requests that will time out in the backlog, at the time a slot
     /// would have taken them.
     timeouts: VecDeque<(SimTime, u64, Request)>,
     /// Requests that came while no worker was serving.
     unassigned: VecDeque<(u64, Request)>,
-    /// In the event engine's form until the end of the current event.
-    eager: bool,
-    /// The least `Lazy::due` of its workers, or less (a lower bound:
-    /// `settle` rescans only when an event is past it).
-    next_due: u128,
 }
 
 pub(super) struct Lazy {
     /// Per worker struct: its assigned requests, in flight first.
-    items: Vec<VecDeque<Item>>,
-    /// Per worker struct: `(done << 32 | worker)` of its first request
-    /// when that one is credited late, else `u128::MAX` (`settle` takes
-    /// the least of an instance's).
-    due: Vec<u128>,
+    items: Queues,
+    /// Per worker struct, in the order of its `rewind` items: the worker's
+    /// draw state before each drew.
+    rewind: Vec<VecDeque<(StreamRng, f64)>>,
+    /// Per worker struct: when its first request is done, if that one is
+    /// credited late, else `u64::MAX` (`settle` takes the first of an
+    /// instance's in `(time, worker)` order).
+    due: Vec<u64>,
     /// Per worker struct: when it can take the next request (`IdleKey`:
     /// its last request's completion, or when it went idle), `u128::MAX`
     /// when it is not serving (`assign` takes the least).
@@ -190,9 +236,9 @@ pub(super) struct Lazy {
 /// heap of completions is a few entries deep; the fast path's bookkeeping
 /// costs more): `Sim::new` takes the fast path from here up, and
 /// `Sim::with_lazy_completions` below it. Measured side by side
-/// (`throughput scaling`, docs/performance.md): at 6 workers 1,181
-/// instructions a request against the event engine's 1,007, at 60 and up
-/// faster by 1.3x (60) to 1.4x (16,002) in wall time.
+/// (`throughput scaling`, docs/performance.md): at 6 workers 1,031
+/// instructions a request against the event engine's 945 (the same wall
+/// time within noise), at 60 and up faster by 1.4x (60) to 2.7x (16,002).
 pub const LAZY_MIN_WORKERS: usize = 32;
 
 impl Lazy {
@@ -205,8 +251,9 @@ impl Lazy {
         }
         let instances = sc.fleet.instances;
         Some(Lazy {
-            items: (0..structs).map(|_| VecDeque::new()).collect(),
-            due: vec![u128::MAX; structs],
+            items: Queues::new(structs),
+            rewind: (0..structs).map(|_| VecDeque::new()).collect(),
+            due: vec![u64::MAX; structs],
             free: vec![u128::MAX; structs],
             idle: vec![0; structs],
             busy_until: vec![SimTime::ZERO; structs],
@@ -215,6 +262,7 @@ impl Lazy {
             inst: (0..instances)
                 .map(|_| Inst {
                     eager: true,
+                    next_w: NIL,
                     ..Inst::default()
                 })
                 .collect(),
@@ -260,34 +308,54 @@ impl<O: Observer> Sim<'_, O> {
     /// keyed `(t, tie)` (`tie = u32::MAX`: all at or before `t`).
     #[inline]
     pub(super) fn settle(&mut self, i: u32, t: SimTime, tie: u32) {
-        let Some(lz) = &self.lazy else { return };
-        if lz.inst[i as usize].eager {
+        let Some(lz) = &mut self.lazy else { return };
+        let inst = &lz.inst[i as usize];
+        if inst.eager {
             return;
         }
-        let upto = ((t.0 as u128) << 32) | tie as u128;
-        if lz.inst[i as usize].next_due >= upto && lz.inst[i as usize].timeouts.is_empty() {
+        if !inst.timeouts.is_empty() {
+            self.settle_with_timeouts(i, t, tie);
             return;
         }
+        loop {
+            let lz = self.lazy.as_mut().expect("lazy");
+            let inst = &mut lz.inst[i as usize];
+            if inst.next_w == NIL {
+                let first = i as usize * self.spi;
+                let (d, at) = first_due(&lz.due[first..first + self.spi]);
+                (inst.next_due, inst.next_w) = (d, (first + at) as u32);
+            }
+            // `(next_due, next_w) < (t, tie)`
+            if inst.next_due > t.0 || (inst.next_due == t.0 && inst.next_w >= tie) {
+                return;
+            }
+            let w = std::mem::replace(&mut inst.next_w, NIL);
+            self.credit(i, w);
+        }
+    }
+
+    /// `settle` with requests that time out in the backlog, credited in
+    /// their place among the completions.
+    #[cold]
+    #[inline(never)]
+    fn settle_with_timeouts(&mut self, i: u32, t: SimTime, tie: u32) {
+        let upto = due_key(t.0, tie);
         let first = (i as usize) * self.spi;
         loop {
             let lz = self.lazy.as_ref().expect("lazy");
-            let due = &lz.due[first..first + self.spi];
-            let (mut best, mut at) = (u128::MAX, 0);
-            for (k, &d) in due.iter().enumerate() {
-                if d < best {
-                    (best, at) = (d, k);
-                }
-            }
+            let (best, at) = first_due(&lz.due[first..first + self.spi]);
+            let key = due_key(best, (first + at) as u32);
             let timeouts = &lz.inst[i as usize].timeouts;
             if !timeouts.is_empty() {
-                let s = (timeouts[0].0.0 as u128) << 32;
-                if s < upto && s <= best {
+                let s = due_key(timeouts[0].0.0, 0);
+                if s < upto && s <= key {
                     self.credit_timeout(i);
                     continue;
                 }
             }
-            if best >= upto {
-                self.lazy.as_mut().expect("lazy").inst[i as usize].next_due = best;
+            if key >= upto {
+                let inst = &mut self.lazy.as_mut().expect("lazy").inst[i as usize];
+                (inst.next_due, inst.next_w) = (best, (first + at) as u32);
                 return;
             }
             self.credit(i, (first + at) as u32);
@@ -317,16 +385,18 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// A completion with local effects only, credited at its time.
+    #[inline(always)]
     fn credit(&mut self, i: u32, w: u32) {
         let lz = self.lazy.as_mut().expect("lazy");
-        let it = lz.items[w as usize].pop_front().expect("an item");
-        let empty = lz.items[w as usize].is_empty();
-        lz.due[w as usize] = head_due(&lz.items[w as usize], w);
-        let inst = &mut lz.inst[i as usize];
-        while inst.waits.front().is_some_and(|&x| x <= it.start) {
-            inst.waits.pop_front();
+        let it = lz.items.pop_front(w).expect("an item");
+        if it.rewind {
+            lz.rewind[w as usize].pop_front();
         }
-        inst.pending_mb -= it.private_mb;
+        let empty = lz.items.is_empty(w);
+        lz.due[w as usize] = head_due(&lz.items, w);
+        // (`Inst::waits` keeps its start until `lazy_send` drops what has
+        // started.)
+        lz.inst[i as usize].pending_mb -= it.private_mb;
         if empty {
             lz.idle[w as usize] = idle_key(it.done, 0, w as u64);
         }
@@ -340,6 +410,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// What a completion does to its worker and the metrics.
+    #[inline(always)]
     fn served(&mut self, t: SimTime, i: u32, w: u32, it: &Item) {
         if !it.waited {
             self.m.wait_us += (it.start - it.req.enq_t).0;
@@ -373,22 +444,25 @@ impl<O: Observer> Sim<'_, O> {
         }
         let i = self.workers[w as usize].instance;
         let lz = self.lazy.as_mut().expect("lazy");
-        if lz.items[w as usize]
-            .front()
+        if lz
+            .items
+            .front(w)
             .is_none_or(|it| !it.event || it.ticket != ticket || it.done != t)
         {
             debug_assert!(false, "a completion event neither current nor void");
             return;
         }
-        let it = lz.items[w as usize]
-            .pop_front()
+        let it = lz
+            .items
+            .pop_front(w)
             .expect("a completion event for an assigned request");
         debug_assert!(it.event && it.done == t);
-        let empty = lz.items[w as usize].is_empty();
-        let due = head_due(&lz.items[w as usize], w);
-        lz.due[w as usize] = due;
-        let next = &mut lz.inst[i as usize].next_due;
-        *next = (*next).min(due);
+        if it.rewind {
+            lz.rewind[w as usize].pop_front();
+        }
+        let empty = lz.items.is_empty(w);
+        lz.due[w as usize] = head_due(&lz.items, w);
+        lz.inst[i as usize].next_w = NIL;
         lz.inst[i as usize].pending_mb -= it.private_mb;
         lz.completing = Some(w);
         self.served(t, i, w, &it);
@@ -415,6 +489,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// One RSS growth already drawn (`grow` without the draw).
+    #[inline(always)]
     fn apply_growth(&mut self, t: SimTime, w: u32, d: f64) {
         if d > 0.0 {
             let rss = self.workers[w as usize].rss_mb + d;
@@ -425,20 +500,9 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// The growth of worker `w`'s `n`-th request: its leak draw, and what
-    /// it adds to the instance's memory sum (the pages it unshares too).
+    /// The growth of worker `w`'s `n`-th request (`growth_of`).
     fn draw_growth(&mut self, w: u32, n: u64) -> (f64, f64) {
-        let worker = &mut self.workers[w as usize];
-        let d = self.sc.fleet.leak.growth(
-            worker.velocity_mb_per_request,
-            &mut worker.warm_left_mb,
-            &mut worker.noise,
-        );
-        let copied = match &self.sc.fleet.cow {
-            Some(c) => c.shared_after(n - 1) - c.shared_after(n),
-            None => 0.0,
-        };
-        (d, d + copied)
+        growth_of(self.sc, &mut self.workers[w as usize], n)
     }
 
     /// A request reaches lazy instance `i` at `t` (after the balancer and
@@ -463,10 +527,11 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`.
     fn assign(&mut self, now: SimTime, i: u32, order: u64, req: Request) {
-        let lz = self.lazy.as_mut().expect("lazy");
         let first = i as usize * self.spi;
-        let (mut key, mut at) = (u128::MAX, 0);
-        for (k, &f) in lz.free[first..first + self.spi].iter().enumerate() {
+        let lz = self.lazy.as_mut().expect("lazy");
+        let free = &lz.free[first..first + self.spi];
+        let (mut key, mut at) = (free[0], 0);
+        for (k, &f) in free.iter().enumerate().skip(1) {
             if f < key {
                 (key, at) = (f, k);
             }
@@ -477,20 +542,20 @@ impl<O: Observer> Sim<'_, O> {
         }
         let w = (first + at) as u32;
         let start = key_time(key).max(req.enq_t).max(now);
-        let lz = self.lazy.as_mut().expect("lazy");
-        if start > req.enq_t && start - req.enq_t >= self.sc.workload.queue_timeout {
+        let rewind = start > req.enq_t;
+        if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
             let inst = &mut lz.inst[i as usize];
             inst.waits.push_back(start);
             inst.timeouts.push_back((start, order, req));
             return;
         }
-        let n = self.workers[w as usize].requests + lz.items[w as usize].len() as u64 + 1;
-        let worker = &self.workers[w as usize];
-        let before =
-            (start > req.enq_t).then(|| Box::new((worker.noise.clone(), worker.warm_left_mb)));
-        let (growth_mb, private_mb) = self.draw_growth(w, n);
-        let lz = self.lazy.as_mut().expect("lazy");
-        let worker = &self.workers[w as usize];
+        let worker = &mut self.workers[w as usize];
+        let n = worker.requests + lz.items.len(w) as u64 + 1;
+        if rewind {
+            lz.rewind[w as usize].push_back((worker.noise.clone(), worker.warm_left_mb));
+        }
+        let (growth_mb, private_mb) = growth_of(self.sc, worker, n);
+        let (generation, max_requests) = (worker.generation, worker.max_requests);
         let inst = &mut lz.inst[i as usize];
         inst.pending_mb += private_mb;
         let projected =
@@ -500,58 +565,64 @@ impl<O: Observer> Sim<'_, O> {
             _ => false,
         };
         let over = projected > self.sc.fleet.container_mb - 1e-6;
-        let event = req.attempt > 0 || n >= worker.max_requests || every || over;
-        if start > req.enq_t {
+        let event = req.attempt > 0 || n >= max_requests || every || over;
+        if rewind {
             inst.waits.push_back(start);
         }
         let done = start + req.service;
         lz.free[w as usize] = idle_key(done, 0, w as u64);
-        let reused = if event {
-            lz.reuse_void(w, done, worker.generation)
-        } else {
-            None
-        };
-        let ticket = match reused {
-            Some(ticket) => ticket,
-            None if event => {
-                lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
-                lz.tickets
+        let mut ticket = 0;
+        if event {
+            ticket = self.evented(w, done, generation);
+        } else if lz.items.is_empty(w) {
+            lz.due[w as usize] = done.0;
+            let inst = &mut lz.inst[i as usize];
+            if inst.next_w != NIL && (done.0, w) < (inst.next_due, inst.next_w) {
+                (inst.next_due, inst.next_w) = (done.0, w);
             }
-            None => 0,
-        };
-        if lz.items[w as usize].is_empty() && !event {
-            let due = ((done.0 as u128) << 32) | w as u128;
-            lz.due[w as usize] = due;
-            let next = &mut lz.inst[i as usize].next_due;
-            *next = (*next).min(due);
         }
-        lz.items[w as usize].push_back(Item {
-            req,
-            start,
-            done,
-            growth_mb,
-            private_mb,
-            order,
-            event,
-            ticket,
-            waited: false,
-            before,
-        });
-        if event && reused.is_none() {
-            let generation = worker.generation;
-            self.q.schedule_tied(
+        let lz = self.lazy.as_mut().expect("lazy");
+        lz.items.push_back(
+            w,
+            Item {
+                req,
+                start,
                 done,
-                self.completion_tie(w, 0),
-                Event::ServiceDone {
-                    worker: w,
-                    generation,
-                    slot: ticket,
-                },
-            );
-        }
+                growth_mb,
+                private_mb,
+                order,
+                event,
+                ticket,
+                waited: false,
+                rewind,
+            },
+        );
         if over {
             self.promote_all(i);
         }
+    }
+
+    /// A request assigned to worker `w` whose completion at `done` is an
+    /// event: a void one taken back, or a new one scheduled. Its ticket.
+    #[cold]
+    #[inline(never)]
+    fn evented(&mut self, w: u32, done: SimTime, generation: u32) -> u32 {
+        let lz = self.lazy.as_mut().expect("lazy");
+        if let Some(ticket) = lz.reuse_void(w, done, generation) {
+            return ticket;
+        }
+        lz.tickets = lz.tickets.checked_add(1).unwrap_or(1);
+        let ticket = lz.tickets;
+        self.q.schedule_tied(
+            done,
+            self.completion_tie(w, 0),
+            Event::ServiceDone {
+                worker: w,
+                generation,
+                slot: ticket,
+            },
+        );
+        ticket
     }
 
     /// The instance's memory, projected over its assigned requests, could
@@ -565,8 +636,11 @@ impl<O: Observer> Sim<'_, O> {
             let generation = self.workers[w].generation;
             let lz = self.lazy.as_mut().expect("lazy");
             let mut promoted = Vec::new();
-            let mut items = std::mem::take(&mut lz.items[w]);
-            for it in items.iter_mut().filter(|it| !it.event) {
+            let mut items = std::mem::replace(&mut lz.items, Queues::new(0));
+            items.for_each_mut(w as u32, |it| {
+                if it.event {
+                    return;
+                }
                 it.event = true;
                 it.ticket = match lz.reuse_void(w as u32, it.done, generation) {
                     Some(ticket) => ticket,
@@ -576,9 +650,10 @@ impl<O: Observer> Sim<'_, O> {
                         lz.tickets
                     }
                 };
-            }
-            lz.items[w] = items;
-            lz.due[w] = head_due(&lz.items[w], w as u32);
+            });
+            lz.items = items;
+            lz.due[w] = head_due(&lz.items, w as u32);
+            lz.inst[i as usize].next_w = NIL;
             for (done, ticket) in promoted {
                 self.q.schedule_tied(
                     done,
