@@ -505,10 +505,18 @@ pub fn calibrate_observed(
             data.boot_slope,
             1.0 - w,
             pairs.len(),
-            if over_stuck {
-                " (the overshoot statistic is at its bound in the recording: held recycles dominate it)"
-            } else {
-                ""
+            match (over_stuck, sample.whole_mb) {
+                (true, true) => {
+                    " (the overshoot statistic is at its bound in the recording: held recycles, \
+                     or whole-MB rows whose overshoot is mostly under 1 MB, leave it nothing to \
+                     read; boot then rests on the slope statistic alone, weak where the jitter is \
+                     narrow against the runway: see its interval)"
+                }
+                (true, false) => {
+                    " (the overshoot statistic is at its bound in the recording: held recycles \
+                     dominate it)"
+                }
+                _ => "",
             }
         ));
     }
