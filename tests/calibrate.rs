@@ -435,6 +435,15 @@ fn cli_calibrate_writes_a_loadable_scenario_and_validation_json() {
     )
     .unwrap();
     assert_eq!(json["distributions"].as_array().unwrap().len(), 3);
+    // The structure chosen, with every candidate's fit score, the lowest
+    // chosen (issue 14: one fit score in validation.json).
+    let cands = json["structure"]["candidates"].as_array().unwrap();
+    assert!(cands.len() >= 2, "{}", json["structure"]);
+    let score = |c: &serde_json::Value| c["score"].as_f64().unwrap();
+    let chosen: Vec<_> = cands.iter().filter(|c| c["chosen"] == true).collect();
+    assert_eq!(chosen.len(), 1);
+    assert!(cands.iter().all(|c| score(c) >= score(chosen[0])));
+    assert!(json["structure"]["profile"].is_string());
     let shown = run(&["scenario", "show", "cal/calibrated.toml"]);
     assert!(shown.contains("duration_h = 12.0"), "{shown}");
 }

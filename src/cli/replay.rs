@@ -361,8 +361,10 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     let seeds = replay::validate::seeds_for(rec, args.seed, args.seeds as usize);
     let scenarios: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
     let bar = Progress::new("validate", seeds.len() as u64, "simulated windows");
-    let v = replay::validate::validate_with(rec, &cal.regime, &scenarios, &seeds, &|| bar.inc(1))
-        .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
+    let mut v =
+        replay::validate::validate_with(rec, &cal.regime, &scenarios, &seeds, &|| bar.inc(1))
+            .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
+    v.structure = Some(cal.structure.clone());
     bar.finish();
     let path = out.join(fleetsim::schema::VALIDATION.file);
     write_json(out, fleetsim::schema::VALIDATION, &v)?;

@@ -266,6 +266,12 @@ pub struct Validation {
     pub rules: Vec<String>,
     pub reproduces: bool,
     pub verdict: String,
+    /// The calibration's structure (rate profile, start, memory model and
+    /// busy deferral) and every candidate's fit score (`score`: the sum of
+    /// its KS distances; the lowest was chosen), when the scenario came
+    /// from `replay --calibrate` (set by its caller).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure: Option<crate::replay::calibrate::Structure>,
 }
 
 /// What one window shows, per hour where it is a count.
@@ -567,6 +573,7 @@ pub fn validate_with(
         rules: rules(has.whole_mb),
         reproduces,
         verdict,
+        structure: None,
     })
 }
 
