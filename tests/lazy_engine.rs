@@ -155,6 +155,29 @@ const BRANCHES: &[(&str, &[&str])] = &[
             "fleet.leak.step_probability=0.0",
         ],
     ),
+    // A queue timeout whose slot frees at a completion that OOM-kills its
+    // own worker: the event engine never fails it there (the worker is
+    // gone and the request stays in the backlog), so the fast path must
+    // not credit it before that completion (the sim fuzz target's input,
+    // kept in fuzz/regressions/sim/fast-path-timeout-behind-an-oom-kill).
+    (
+        "queue timeouts behind an OOM kill",
+        &[
+            "run.duration_h=0.13",
+            "fleet.boot_s=60.0",
+            "fleet.boot_rss_mb=283.7",
+            "fleet.leak.distribution=\"constant\"",
+            "fleet.leak.mean_mb_per_request=19.07",
+            "fleet.leak.step_probability=0.34",
+            "fleet.leak.step_mean_mb=0.0",
+            "workload.rps=28.1",
+            "workload.profile=\"constant\"",
+            "policy.base_limit_mb=1653.8",
+            "policy.hard_limit_mb=3000.0",
+            "policy.busy_deferral=false",
+            "policy.min_worker_age_s=2296.2",
+        ],
+    ),
     (
         "spawn-then-exit",
         &[

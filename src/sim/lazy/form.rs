@@ -27,7 +27,7 @@ impl<O: Observer> Sim<'_, O> {
         inst.pending_mb = 0.0;
         inst.waits.clear();
         let mut waiting: Vec<(u64, Request)> =
-            inst.timeouts.drain(..).map(|(_, o, r)| (o, r)).collect();
+            inst.timeouts.drain(..).map(|(_, _, o, r)| (o, r)).collect();
         waiting.extend(inst.unassigned.drain(..));
         let mut idle: Vec<(IdleKey, u32)> = Vec::new();
         for w in ws {

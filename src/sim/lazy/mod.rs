@@ -188,7 +188,12 @@ struct Inst {
     waits: VecDeque<SimTime>,
     /// Requests that will time out in the backlog, at the time a slot
     /// would have taken them.
-    timeouts: VecDeque<(SimTime, u64, Request)>,
+    /// `(start, w, order, request)`: `w` is the worker whose slot frees at
+    /// `start` and fails it, in the event engine inside that worker's
+    /// completion event, so it is credited after that completion (and not
+    /// at all when the completion OOM-kills its own worker: the instance
+    /// materializes first and the request goes back to the backlog).
+    timeouts: VecDeque<(SimTime, u32, u64, Request)>,
     /// Requests that came while no worker was serving.
     unassigned: VecDeque<(u64, Request)>,
 }
@@ -346,9 +351,10 @@ impl<O: Observer> Sim<'_, O> {
             let (best, at) = first_due(&lz.due[first..first + self.spi]);
             let key = due_key(best, (first + at) as u32);
             let timeouts = &lz.inst[i as usize].timeouts;
-            if !timeouts.is_empty() {
-                let s = due_key(timeouts[0].0.0, 0);
-                if s < upto && s <= key {
+            if let Some(&(start, w, _, _)) = timeouts.front() {
+                // After the completion that frees its slot (the same key).
+                let s = due_key(start.0, w);
+                if s < upto && s < key {
                     self.credit_timeout(i);
                     continue;
                 }
@@ -374,7 +380,7 @@ impl<O: Observer> Sim<'_, O> {
     fn credit_timeout(&mut self, i: u32) {
         let lz = self.lazy.as_mut().expect("lazy");
         let inst = &mut lz.inst[i as usize];
-        let (s, _, _) = inst.timeouts.pop_front().expect("a timeout");
+        let (s, _, _, _) = inst.timeouts.pop_front().expect("a timeout");
         while inst.waits.front().is_some_and(|&x| x <= s) {
             inst.waits.pop_front();
         }
@@ -546,7 +552,7 @@ impl<O: Observer> Sim<'_, O> {
         if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
             let inst = &mut lz.inst[i as usize];
             inst.waits.push_back(start);
-            inst.timeouts.push_back((start, order, req));
+            inst.timeouts.push_back((start, w, order, req));
             return;
         }
         let worker = &mut self.workers[w as usize];
