@@ -178,6 +178,17 @@ const BRANCHES: &[(&str, &[&str])] = &[
             "policy.min_worker_age_s=2296.2",
         ],
     ),
+    // No backlog at all: a request is served when a slot is free and
+    // refused otherwise (the fast path refused every request; the sim
+    // fuzz target's input, fuzz/regressions/sim/fast-path-no-backlog).
+    (
+        "no backlog",
+        &[
+            "run.duration_h=1",
+            "workload.backlog_requests=0",
+            "workload.rps=8",
+        ],
+    ),
     (
         "spawn-then-exit",
         &[

@@ -521,14 +521,29 @@ impl<O: Observer> Sim<'_, O> {
             inst.waits.pop_front();
         }
         let queued = inst.waits.len() + inst.unassigned.len();
-        if queued >= self.backlog_cap {
+        // The bound is on requests that wait: with none waiting, a slot
+        // free now serves the request whatever the bound (a bound of 0
+        // refused every request here, found by the sim fuzz target).
+        if queued >= self.backlog_cap && (queued > 0 || !self.slot_free_at(i, t)) {
             self.http_failure(t, super::traffic::HttpFailure::BacklogFull);
             return;
         }
+        let lz = self.lazy.as_mut().expect("lazy");
         self.instances[i as usize].outstanding += 1;
         let order = lz.order;
         lz.order += 1;
         self.assign(t, i, order, req);
+    }
+
+    /// Whether a serving slot of lazy instance `i` is free at `t` (its last
+    /// request done at or before `t`).
+    #[cold]
+    fn slot_free_at(&self, i: u32, t: SimTime) -> bool {
+        let first = i as usize * self.spi;
+        let lz = self.lazy.as_ref().expect("lazy");
+        lz.free[first..first + self.spi]
+            .iter()
+            .any(|&f| f != u128::MAX && key_time(f) <= t)
     }
 
     /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`.
