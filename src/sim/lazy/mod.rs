@@ -36,11 +36,12 @@
 //! inside a request (`fallback` names the first one a scenario has); those
 //! scenarios run on the event engine.
 
-use super::{Event, Sim};
+use super::lifecycle::{set_rss_in, unshare_in};
+use super::{Event, Sim, StepCounts};
 use crate::engine::SimTime;
 use crate::engine::rng::StreamRng;
-use crate::fleet::{Request, Worker, WorkerState};
-use crate::metrics::Observer;
+use crate::fleet::{Instance, Request, Worker, WorkerState};
+use crate::metrics::{Metrics, Observer};
 use crate::policy::Sampling;
 use crate::scenario::{BalancerKind, Connections, Replacement, Scenario};
 use queues::{NIL, Queues};
@@ -281,6 +282,68 @@ impl Lazy {
     }
 }
 
+/// What crediting a completion touches, borrowed apart from the rest of
+/// `Sim` (`Sim::crediting`): one borrow for a whole `settle`.
+struct Crediting<'a> {
+    sc: &'a Scenario,
+    lz: &'a mut Lazy,
+    workers: &'a mut [Worker],
+    instances: &'a mut [Instance],
+    m: &'a mut Metrics,
+    step: &'a mut StepCounts,
+}
+
+impl Crediting<'_> {
+    /// A completion with local effects only, credited at its time: what
+    /// `Sim::served` does (with `Sim::complete` and `Sim::apply_growth`)
+    /// for a request that is not a retry.
+    #[inline(always)]
+    fn credit(&mut self, i: u32, w: u32) {
+        let lz = &mut *self.lz;
+        let it = lz.items.pop_front_ref(w).expect("an item");
+        let (done, start, enq_t, first_t) = (it.done, it.start, it.req.enq_t, it.req.first_t);
+        let (waited, rewind, growth_mb, private_mb) =
+            (it.waited, it.rewind, it.growth_mb, it.private_mb);
+        debug_assert!(it.req.attempt == 0, "a retried request is an event");
+        if rewind {
+            lz.rewind[w as usize].pop_front();
+        }
+        let empty = lz.items.is_empty(w);
+        lz.due[w as usize] = head_due(&lz.items, w);
+        // (`Inst::waits` keeps its start until `lazy_send` drops what has
+        // started.)
+        lz.inst[i as usize].pending_mb -= private_mb;
+        if empty {
+            lz.idle[w as usize] = idle_key(done, 0, w as u64);
+        }
+        let m = &mut *self.m;
+        m.events += 1;
+        if !waited {
+            m.wait_us += (start - enq_t).0;
+            m.waits += 1;
+            m.waited += (start > enq_t) as u64;
+        }
+        let worker = &mut self.workers[w as usize];
+        let instance = &mut self.instances[i as usize];
+        worker.requests += 1;
+        instance.outstanding -= 1;
+        m.completed += 1;
+        self.step.completions += 1;
+        m.latency_us.record((done - first_t).0);
+        if growth_mb > 0.0 {
+            let rss = worker.rss_mb + growth_mb;
+            set_rss_in(self.sc, false, m, worker, instance, done, rss);
+        }
+        if self.sc.fleet.cow.is_some() {
+            unshare_in(self.sc, worker, instance);
+        }
+        debug_assert!(
+            instance.usage_mb(self.sc.fleet.master_mb) <= self.sc.fleet.container_mb,
+            "a lazy completion passed the cgroup limit"
+        );
+    }
+}
+
 impl Lazy {
     /// A void completion event of worker `w` (its generation `generation`)
     /// at `done`, taken back for a request assigned that same completion:
@@ -322,12 +385,13 @@ impl<O: Observer> Sim<'_, O> {
             self.settle_with_timeouts(i, t, tie);
             return;
         }
+        let first = i as usize * self.spi;
+        let spi = self.spi;
+        let mut c = self.crediting();
         loop {
-            let lz = self.lazy.as_mut().expect("lazy");
-            let inst = &mut lz.inst[i as usize];
+            let inst = &mut c.lz.inst[i as usize];
             if inst.next_w == NIL {
-                let first = i as usize * self.spi;
-                let (d, at) = first_due(&lz.due[first..first + self.spi]);
+                let (d, at) = first_due(&c.lz.due[first..first + spi]);
                 (inst.next_due, inst.next_w) = (d, (first + at) as u32);
             }
             // `(next_due, next_w) < (t, tie)`
@@ -335,7 +399,29 @@ impl<O: Observer> Sim<'_, O> {
                 return;
             }
             let w = std::mem::replace(&mut inst.next_w, NIL);
-            self.credit(i, w);
+            c.credit(i, w);
+        }
+    }
+
+    /// The parts of the simulation a credit touches, borrowed apart.
+    #[inline(always)]
+    fn crediting(&mut self) -> Crediting<'_> {
+        let Sim {
+            sc,
+            lazy,
+            workers,
+            instances,
+            m,
+            step,
+            ..
+        } = self;
+        Crediting {
+            sc,
+            lz: lazy.as_mut().expect("lazy"),
+            workers,
+            instances,
+            m,
+            step,
         }
     }
 
@@ -393,26 +479,7 @@ impl<O: Observer> Sim<'_, O> {
     /// A completion with local effects only, credited at its time.
     #[inline(always)]
     fn credit(&mut self, i: u32, w: u32) {
-        let lz = self.lazy.as_mut().expect("lazy");
-        let it = lz.items.pop_front(w).expect("an item");
-        if it.rewind {
-            lz.rewind[w as usize].pop_front();
-        }
-        let empty = lz.items.is_empty(w);
-        lz.due[w as usize] = head_due(&lz.items, w);
-        // (`Inst::waits` keeps its start until `lazy_send` drops what has
-        // started.)
-        lz.inst[i as usize].pending_mb -= it.private_mb;
-        if empty {
-            lz.idle[w as usize] = idle_key(it.done, 0, w as u64);
-        }
-        self.m.events += 1;
-        self.served(it.done, i, w, &it);
-        debug_assert!(
-            self.instances[i as usize].usage_mb(self.sc.fleet.master_mb)
-                <= self.sc.fleet.container_mb,
-            "a lazy completion passed the cgroup limit"
-        );
+        self.crediting().credit(i, w);
     }
 
     /// What a completion does to its worker and the metrics.
