@@ -169,7 +169,9 @@ impl<E: Copy + Lane> EventQueue<E> {
     #[inline(always)]
     pub fn pop_key_before(&mut self, end: SimTime, outside: u128) -> Option<Option<(SimTime, E)>> {
         self.remove_taken_root();
-        if outside < self.first || self.first == u128::MAX {
+        // (`<=`: keys are unique, so the two are equal only when both are
+        // `u128::MAX`, no event at all, and that returns `None` below.)
+        if outside <= self.first {
             let at = time_of(outside);
             if outside == u128::MAX || at >= end {
                 return None;
@@ -428,7 +430,12 @@ mod tests {
                 },
             }
             if q.taken.is_none() {
-                let least = q.lanes.iter().filter_map(|h| h.first()).map(|r| r.key).min();
+                let least = q
+                    .lanes
+                    .iter()
+                    .filter_map(|h| h.first())
+                    .map(|r| r.key)
+                    .min();
                 assert_eq!(q.first, least.unwrap_or(u128::MAX));
             }
         }

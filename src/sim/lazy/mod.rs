@@ -125,6 +125,13 @@ fn first_due(due: &[u64]) -> (u64, usize) {
     (best, at)
 }
 
+/// Whether a serving slot is free at `t` (its last request done at or
+/// before `t`), of an instance's slots `free`.
+#[cold]
+fn slot_free_at(free: &[IdleKey], t: SimTime) -> bool {
+    free.iter().any(|&f| f != u128::MAX && key_time(f) <= t)
+}
+
 /// The growth of a worker's `n`-th request: its leak draw, and what it
 /// adds to the instance's memory sum (the pages it unshares too).
 #[inline(always)]
@@ -282,39 +289,80 @@ impl Lazy {
     }
 }
 
-/// What crediting a completion touches, borrowed apart from the rest of
-/// `Sim` (`Sim::crediting`): one borrow for a whole `settle`.
-struct Crediting<'a> {
+/// What crediting and assigning a request touch, borrowed apart from the
+/// rest of `Sim` (`Sim::lazy_parts`, with the instance's `Inst` and
+/// `Instance`): one borrow a request, each index checked once.
+struct Parts<'a> {
     sc: &'a Scenario,
-    lz: &'a mut Lazy,
+    items: &'a mut Queues,
+    rewind: &'a mut [VecDeque<(StreamRng, f64)>],
+    due: &'a mut [u64],
+    free: &'a mut [IdleKey],
+    idle: &'a mut [IdleKey],
+    order: &'a mut u64,
     workers: &'a mut [Worker],
-    instances: &'a mut [Instance],
     m: &'a mut Metrics,
     step: &'a mut StepCounts,
 }
 
-impl Crediting<'_> {
+/// What an assignment leaves to be done out of line (`Sim::follow`): its
+/// completion is an event (scheduled by `Sim::evented`), or the
+/// instance's projected memory could pass the limit (`Sim::promote_all`).
+struct Follow {
+    w: u32,
+    done: SimTime,
+    generation: u32,
+    event: bool,
+    over: bool,
+}
+
+impl Parts<'_> {
+    /// Credits the instance's completions before the event keyed `(t,
+    /// tie)`, in order (`Sim::settle`, when no request of the instance
+    /// times out in its backlog): its workers are `first..first + spi`.
+    #[inline(always)]
+    fn settle(
+        &mut self,
+        inst: &mut Inst,
+        instance: &mut Instance,
+        (first, spi): (usize, usize),
+        t: SimTime,
+        tie: u32,
+    ) {
+        loop {
+            if inst.next_w == NIL {
+                let (d, at) = first_due(&self.due[first..first + spi]);
+                (inst.next_due, inst.next_w) = (d, (first + at) as u32);
+            }
+            // `(next_due, next_w) < (t, tie)`
+            if inst.next_due > t.0 || (inst.next_due == t.0 && inst.next_w >= tie) {
+                return;
+            }
+            let w = std::mem::replace(&mut inst.next_w, NIL);
+            self.credit(inst, instance, w);
+        }
+    }
+
     /// A completion with local effects only, credited at its time: what
     /// `Sim::served` does (with `Sim::complete` and `Sim::apply_growth`)
     /// for a request that is not a retry.
     #[inline(always)]
-    fn credit(&mut self, i: u32, w: u32) {
-        let lz = &mut *self.lz;
-        let it = lz.items.pop_front_ref(w).expect("an item");
+    fn credit(&mut self, inst: &mut Inst, instance: &mut Instance, w: u32) {
+        let it = self.items.pop_front_ref(w).expect("an item");
         let (done, start, enq_t, first_t) = (it.done, it.start, it.req.enq_t, it.req.first_t);
         let (waited, rewind, growth_mb, private_mb) =
             (it.waited, it.rewind, it.growth_mb, it.private_mb);
         debug_assert!(it.req.attempt == 0, "a retried request is an event");
         if rewind {
-            lz.rewind[w as usize].pop_front();
+            self.rewind[w as usize].pop_front();
         }
-        let empty = lz.items.is_empty(w);
-        lz.due[w as usize] = head_due(&lz.items, w);
+        let empty = self.items.is_empty(w);
+        self.due[w as usize] = head_due(self.items, w);
         // (`Inst::waits` keeps its start until `lazy_send` drops what has
         // started.)
-        lz.inst[i as usize].pending_mb -= private_mb;
+        inst.pending_mb -= private_mb;
         if empty {
-            lz.idle[w as usize] = idle_key(done, 0, w as u64);
+            self.idle[w as usize] = idle_key(done, 0, w as u64);
         }
         let m = &mut *self.m;
         m.events += 1;
@@ -324,7 +372,6 @@ impl Crediting<'_> {
             m.waited += (start > enq_t) as u64;
         }
         let worker = &mut self.workers[w as usize];
-        let instance = &mut self.instances[i as usize];
         worker.requests += 1;
         instance.outstanding -= 1;
         m.completed += 1;
@@ -341,6 +388,88 @@ impl Crediting<'_> {
             instance.usage_mb(self.sc.fleet.master_mb) <= self.sc.fleet.container_mb,
             "a lazy completion passed the cgroup limit"
         );
+    }
+
+    /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`
+    /// (`Sim::assign`); what must follow out of line, if anything.
+    #[inline(always)]
+    fn assign(
+        &mut self,
+        inst: &mut Inst,
+        instance: &Instance,
+        (first, spi): (usize, usize),
+        now: SimTime,
+        order: u64,
+        req: Request,
+    ) -> Option<Follow> {
+        let free = &self.free[first..first + spi];
+        let (mut key, mut at) = (free[0], 0);
+        for (k, &f) in free.iter().enumerate().skip(1) {
+            if f < key {
+                (key, at) = (f, k);
+            }
+        }
+        if key == u128::MAX {
+            inst.unassigned.push_back((order, req));
+            return None;
+        }
+        let w = (first + at) as u32;
+        let start = key_time(key).max(req.enq_t).max(now);
+        let rewind = start > req.enq_t;
+        if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
+            inst.waits.push_back(start);
+            inst.timeouts.push_back((start, w, order, req));
+            return None;
+        }
+        let worker = &mut self.workers[w as usize];
+        let n = worker.requests + self.items.len(w) as u64 + 1;
+        if rewind {
+            self.rewind[w as usize].push_back((worker.noise.clone(), worker.warm_left_mb));
+        }
+        let (growth_mb, private_mb) = growth_of(self.sc, worker, n);
+        let (generation, max_requests) = (worker.generation, worker.max_requests);
+        inst.pending_mb += private_mb;
+        let projected = instance.usage_mb(self.sc.fleet.master_mb) + inst.pending_mb;
+        let every = match self.sc.policy.sampling {
+            Sampling::EveryRequests { n: every } => n.is_multiple_of(every),
+            _ => false,
+        };
+        let over = projected > self.sc.fleet.container_mb - 1e-6;
+        let event = req.attempt > 0 || n >= max_requests || every || over;
+        if rewind {
+            inst.waits.push_back(start);
+        }
+        let done = start + req.service;
+        self.free[w as usize] = idle_key(done, 0, w as u64);
+        if !event && self.items.is_empty(w) {
+            self.due[w as usize] = done.0;
+            if inst.next_w != NIL && (done.0, w) < (inst.next_due, inst.next_w) {
+                (inst.next_due, inst.next_w) = (done.0, w);
+            }
+        }
+        // (An evented request's ticket is set by `Sim::follow`.)
+        self.items.push_back(
+            w,
+            Item {
+                req,
+                start,
+                done,
+                growth_mb,
+                private_mb,
+                order,
+                event,
+                ticket: 0,
+                waited: false,
+                rewind,
+            },
+        );
+        (event || over).then_some(Follow {
+            w,
+            done,
+            generation,
+            event,
+            over,
+        })
     }
 }
 
@@ -392,27 +521,15 @@ impl<O: Observer> Sim<'_, O> {
             self.settle_with_timeouts(i, t, tie);
             return;
         }
-        let first = i as usize * self.spi;
-        let spi = self.spi;
-        let mut c = self.crediting();
-        loop {
-            let inst = &mut c.lz.inst[i as usize];
-            if inst.next_w == NIL {
-                let (d, at) = first_due(&c.lz.due[first..first + spi]);
-                (inst.next_due, inst.next_w) = (d, (first + at) as u32);
-            }
-            // `(next_due, next_w) < (t, tie)`
-            if inst.next_due > t.0 || (inst.next_due == t.0 && inst.next_w >= tie) {
-                return;
-            }
-            let w = std::mem::replace(&mut inst.next_w, NIL);
-            c.credit(i, w);
-        }
+        let slots = (i as usize * self.spi, self.spi);
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        p.settle(inst, instance, slots, t, tie);
     }
 
-    /// The parts of the simulation a credit touches, borrowed apart.
+    /// The parts of the fast path's state a request touches, borrowed
+    /// apart, with instance `i`'s own.
     #[inline(always)]
-    fn crediting(&mut self) -> Crediting<'_> {
+    fn lazy_parts(&mut self, i: u32) -> (Parts<'_>, &mut Inst, &mut Instance) {
         let Sim {
             sc,
             lazy,
@@ -422,14 +539,29 @@ impl<O: Observer> Sim<'_, O> {
             step,
             ..
         } = self;
-        Crediting {
+        let Lazy {
+            items,
+            rewind,
+            due,
+            free,
+            idle,
+            inst,
+            order,
+            ..
+        } = lazy.as_mut().expect("lazy");
+        let parts = Parts {
             sc,
-            lz: lazy.as_mut().expect("lazy"),
+            items,
+            rewind,
+            due,
+            free,
+            idle,
+            order,
             workers,
-            instances,
             m,
             step,
-        }
+        };
+        (parts, &mut inst[i as usize], &mut instances[i as usize])
     }
 
     /// `settle` with requests that time out in the backlog, credited in
@@ -486,7 +618,8 @@ impl<O: Observer> Sim<'_, O> {
     /// A completion with local effects only, credited at its time.
     #[inline(always)]
     fn credit(&mut self, i: u32, w: u32) {
-        self.crediting().credit(i, w);
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        p.credit(inst, instance, w);
     }
 
     /// What a completion does to its worker and the metrics.
@@ -588,9 +721,18 @@ impl<O: Observer> Sim<'_, O> {
     /// A request reaches lazy instance `i` at `t` (after the balancer and
     /// the stale-connection draw): the backlog bound, then its slot.
     pub(super) fn lazy_send(&mut self, t: SimTime, i: u32, req: Request) {
-        self.settle_inline(i, t, u32::MAX);
-        let lz = self.lazy.as_mut().expect("lazy");
-        let inst = &mut lz.inst[i as usize];
+        let slots = (i as usize * self.spi, self.spi);
+        let cap = self.backlog_cap;
+        let lz = self.lazy.as_ref().expect("lazy");
+        debug_assert!(!lz.inst[i as usize].eager, "a lazy instance");
+        let timeouts = !lz.inst[i as usize].timeouts.is_empty();
+        if timeouts {
+            self.settle_with_timeouts(i, t, u32::MAX);
+        }
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        if !timeouts {
+            p.settle(inst, instance, slots, t, u32::MAX);
+        }
         while inst.waits.front().is_some_and(|&s| s <= t) {
             inst.waits.pop_front();
         }
@@ -598,101 +740,40 @@ impl<O: Observer> Sim<'_, O> {
         // The bound is on requests that wait: with none waiting, a slot
         // free now serves the request whatever the bound (a bound of 0
         // refused every request here, found by the sim fuzz target).
-        if queued >= self.backlog_cap && (queued > 0 || !self.slot_free_at(i, t)) {
+        let free = &p.free[slots.0..slots.0 + slots.1];
+        if queued >= cap && (queued > 0 || !slot_free_at(free, t)) {
             self.http_failure(t, super::traffic::HttpFailure::BacklogFull);
             return;
         }
-        let lz = self.lazy.as_mut().expect("lazy");
-        self.instances[i as usize].outstanding += 1;
-        let order = lz.order;
-        lz.order += 1;
-        self.assign(t, i, order, req);
+        instance.outstanding += 1;
+        let order = *p.order;
+        *p.order += 1;
+        if let Some(f) = p.assign(inst, instance, slots, t, order, req) {
+            self.follow(i, f);
+        }
     }
 
-    /// Whether a serving slot of lazy instance `i` is free at `t` (its last
-    /// request done at or before `t`).
-    #[cold]
-    fn slot_free_at(&self, i: u32, t: SimTime) -> bool {
-        let first = i as usize * self.spi;
-        let lz = self.lazy.as_ref().expect("lazy");
-        lz.free[first..first + self.spi]
-            .iter()
-            .any(|&f| f != u128::MAX && key_time(f) <= t)
-    }
-
-    /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`.
+    /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`
+    /// (`Parts::assign`).
     fn assign(&mut self, now: SimTime, i: u32, order: u64, req: Request) {
-        let first = i as usize * self.spi;
-        let lz = self.lazy.as_mut().expect("lazy");
-        let free = &lz.free[first..first + self.spi];
-        let (mut key, mut at) = (free[0], 0);
-        for (k, &f) in free.iter().enumerate().skip(1) {
-            if f < key {
-                (key, at) = (f, k);
-            }
+        let slots = (i as usize * self.spi, self.spi);
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        if let Some(f) = p.assign(inst, instance, slots, now, order, req) {
+            self.follow(i, f);
         }
-        if key == u128::MAX {
-            lz.inst[i as usize].unassigned.push_back((order, req));
-            return;
+    }
+
+    /// What an assignment left to do out of line: the ticket of its
+    /// completion event, then the promotion of the instance's completions.
+    #[cold]
+    #[inline(never)]
+    fn follow(&mut self, i: u32, f: Follow) {
+        if f.event {
+            let ticket = self.evented(f.w, f.done, f.generation);
+            let lz = self.lazy.as_mut().expect("lazy");
+            lz.items.back_mut(f.w).expect("the item assigned").ticket = ticket;
         }
-        let w = (first + at) as u32;
-        let start = key_time(key).max(req.enq_t).max(now);
-        let rewind = start > req.enq_t;
-        if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
-            let inst = &mut lz.inst[i as usize];
-            inst.waits.push_back(start);
-            inst.timeouts.push_back((start, w, order, req));
-            return;
-        }
-        let worker = &mut self.workers[w as usize];
-        let n = worker.requests + lz.items.len(w) as u64 + 1;
-        if rewind {
-            lz.rewind[w as usize].push_back((worker.noise.clone(), worker.warm_left_mb));
-        }
-        let (growth_mb, private_mb) = growth_of(self.sc, worker, n);
-        let (generation, max_requests) = (worker.generation, worker.max_requests);
-        let inst = &mut lz.inst[i as usize];
-        inst.pending_mb += private_mb;
-        let projected =
-            self.instances[i as usize].usage_mb(self.sc.fleet.master_mb) + inst.pending_mb;
-        let every = match self.sc.policy.sampling {
-            Sampling::EveryRequests { n: every } => n.is_multiple_of(every),
-            _ => false,
-        };
-        let over = projected > self.sc.fleet.container_mb - 1e-6;
-        let event = req.attempt > 0 || n >= max_requests || every || over;
-        if rewind {
-            inst.waits.push_back(start);
-        }
-        let done = start + req.service;
-        lz.free[w as usize] = idle_key(done, 0, w as u64);
-        let mut ticket = 0;
-        if event {
-            ticket = self.evented(w, done, generation);
-        } else if lz.items.is_empty(w) {
-            lz.due[w as usize] = done.0;
-            let inst = &mut lz.inst[i as usize];
-            if inst.next_w != NIL && (done.0, w) < (inst.next_due, inst.next_w) {
-                (inst.next_due, inst.next_w) = (done.0, w);
-            }
-        }
-        let lz = self.lazy.as_mut().expect("lazy");
-        lz.items.push_back(
-            w,
-            Item {
-                req,
-                start,
-                done,
-                growth_mb,
-                private_mb,
-                order,
-                event,
-                ticket,
-                waited: false,
-                rewind,
-            },
-        );
-        if over {
+        if f.over {
             self.promote_all(i);
         }
     }

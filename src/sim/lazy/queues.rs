@@ -84,6 +84,13 @@ impl Queues {
         Some(self.slab[h as usize])
     }
 
+    /// Worker `w`'s last request.
+    #[inline]
+    pub(super) fn back_mut(&mut self, w: u32) -> Option<&mut Item> {
+        let t = self.ends[w as usize].tail;
+        (t != NIL).then(|| &mut self.slab[t as usize])
+    }
+
     /// `pop_front` by reference: the item stays in its (now free) slot
     /// until the next `push_back`, so it is read in place, not copied.
     #[inline(always)]
