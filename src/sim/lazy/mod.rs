@@ -245,13 +245,14 @@ pub(super) struct Lazy {
     completing: Option<u32>,
 }
 
-/// Below this many workers the event engine is as fast or faster (its
-/// heap of completions is a few entries deep; the fast path's bookkeeping
-/// costs more): `Sim::new` takes the fast path from here up, and
-/// `Sim::with_lazy_completions` below it. Measured side by side
-/// (`throughput scaling`, docs/performance.md): at 6 workers 1,031
-/// instructions a request against the event engine's 945 (the same wall
-/// time within noise), at 60 and up faster by 1.4x (60) to 2.7x (16,002).
+/// Below this many workers the event engine is kept (its heap of
+/// completions is a few entries deep): `Sim::new` takes the fast path from
+/// here up, and `Sim::with_lazy_completions` below it. Measured side by
+/// side (`throughput`, docs/performance.md, 2026-12-02 round 3): on the
+/// peer's 6 workers the fast path runs 912 instructions a request against
+/// the event engine's 919, but on the saturated seeds' fleet (`high_rate`)
+/// 1,678 against 912; at 60 workers and up it is faster in wall time,
+/// by 1.4x (60) to 2.6x-2.8x (16,002).
 pub const LAZY_MIN_WORKERS: usize = 32;
 
 impl Lazy {
