@@ -23,31 +23,27 @@ use crate::traffic::service::ServiceDist;
 /// stay in L1 (512 bytes).
 pub(super) const BLOCK: usize = 64;
 
-/// A block of precomputed times and the position of the next one.
+/// A block of precomputed times: `times[next..]` are still to be taken (a
+/// block filled only in part is moved to the end), so taking one is one
+/// compare with the constant `BLOCK`.
 struct Block {
     times: [SimTime; BLOCK],
     next: usize,
-    len: usize,
 }
 
 impl Block {
     fn empty() -> Self {
         Block {
             times: [SimTime::ZERO; BLOCK],
-            next: 0,
-            len: 0,
+            next: BLOCK,
         }
     }
 
     #[inline]
     fn take(&mut self) -> Option<SimTime> {
-        if self.next < self.len {
-            let t = self.times[self.next];
-            self.next += 1;
-            Some(t)
-        } else {
-            None
-        }
+        let t = *self.times.get(self.next)?;
+        self.next += 1;
+        Some(t)
     }
 }
 
@@ -76,7 +72,6 @@ impl ServiceAhead {
     #[inline(never)]
     fn refill(&mut self, dist: &ServiceDist, rng: &mut StreamRng) -> SimTime {
         dist.fill(rng, &mut self.block.times);
-        self.block.len = BLOCK;
         self.block.next = 1;
         self.block.times[0]
     }
@@ -135,8 +130,11 @@ impl ArrivalsAhead {
         if len > 0 {
             self.last = self.block.times[len - 1];
         }
-        self.block.len = len;
-        self.block.next = 0;
+        if len < BLOCK {
+            // The last block of the run, filled in part: to the end.
+            self.block.times.copy_within(0..len, BLOCK - len);
+        }
+        self.block.next = BLOCK - len;
         self.block.take()
     }
 }

@@ -148,7 +148,9 @@ impl<O: Observer> Sim<'_, O> {
             i as u32 * p.per_instance + k
         };
         let i = self.conn_instance(c);
-        self.instances[i as usize].arrivals.record(t);
+        if self.rate_window {
+            self.instances[i as usize].arrivals.record(t);
+        }
         req.conn = c;
         req.enq_t = t;
         self.instances[i as usize].outstanding += 1;

@@ -4,12 +4,12 @@
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::{self, Stream, StreamRng, open01};
-use crate::fleet::{Worker, WorkerState};
+use crate::fleet::{Instance, Worker, WorkerState};
 use crate::metrics::{
-    EventKind, EventRow, LeaseOutcome, Observer,
+    EventKind, EventRow, LeaseOutcome, Metrics, Observer,
     rows::{DecisionFacts, WorkerFacts},
 };
-use crate::scenario::{Connections, Replacement};
+use crate::scenario::{Connections, Replacement, Scenario};
 
 /// What a freshly forked worker draws, keyed by (slot, generation) so every
 /// policy sees the same k-th worker of a slot (common random numbers).
@@ -20,6 +20,56 @@ struct Draws {
     max_requests: u64,
     drift_limit_mb: f64,
     lifetime: Option<SimTime>,
+}
+
+/// `Sim::set_rss` on the worker's fields and its instance's, borrowed
+/// apart (the fast path's crediting holds them already): the overshoot
+/// integral (fleet-wide in aggregate mode, `agg`, else the instance's),
+/// the worker's RSS, peak and time over the ceiling, the cgroup's sum.
+#[inline(always)]
+pub(super) fn set_rss_in(
+    sc: &Scenario,
+    agg: bool,
+    m: &mut Metrics,
+    worker: &mut Worker,
+    instance: &mut Instance,
+    t: SimTime,
+    rss: f64,
+) {
+    let hard = sc.policy.hard_limit_mb;
+    let old = worker.rss_mb;
+    if old > hard {
+        let x = (old - hard) * (t - worker.rss_changed_at).0 as f64;
+        if agg {
+            m.overshoot_mb_us += x;
+        } else {
+            instance.overshoot_mb_us += x;
+        }
+    }
+    worker.rss_changed_at = t;
+    worker.rss_mb = rss;
+    worker.peak_mb = worker.peak_mb.max(rss);
+    if rss >= hard && worker.over_ceiling_since.is_none() {
+        worker.over_ceiling_since = Some(t);
+    }
+    instance.private_mb += rss - old;
+    m.max_rss_mb = m.max_rss_mb.max(rss);
+    m.max_overshoot_mb = m.max_overshoot_mb.max(rss - hard);
+}
+
+/// `Sim::unshare` on the worker and its instance, borrowed apart.
+#[inline(always)]
+pub(super) fn unshare_in(sc: &Scenario, worker: &mut Worker, instance: &mut Instance) {
+    let f = &sc.fleet;
+    let shared = f
+        .cow
+        .as_ref()
+        .map_or(f.shared_mb, |c| c.shared_after(worker.requests));
+    let copied = worker.shared_mb - shared;
+    if copied > 0.0 {
+        worker.shared_mb = shared;
+        instance.private_mb += copied;
+    }
 }
 
 /// Caps the warm-start ageing loop (a worker that never reaches its limit).
@@ -265,13 +315,9 @@ impl<O: Observer> Sim<'_, O> {
     /// Copy-on-write: the pages the worker's requests have unshared so far
     /// become its own (RSS stays: a copied page was resident and still is).
     pub(super) fn unshare(&mut self, w: u32) {
-        let worker = &self.workers[w as usize];
-        let (i, shared) = (worker.instance, self.shared_at(worker.requests));
-        let copied = worker.shared_mb - shared;
-        if copied > 0.0 {
-            self.workers[w as usize].shared_mb = shared;
-            self.instances[i as usize].private_mb += copied;
-        }
+        let worker = &mut self.workers[w as usize];
+        let instance = &mut self.instances[worker.instance as usize];
+        unshare_in(self.sc, worker, instance);
     }
 
     /// The pages a worker still shares with its master after `n` requests.
@@ -282,23 +328,10 @@ impl<O: Observer> Sim<'_, O> {
 
     #[inline(always)]
     pub(super) fn set_rss(&mut self, t: SimTime, w: u32, rss: f64) {
-        let hard = self.sc.policy.hard_limit_mb;
-        let worker = &self.workers[w as usize];
-        let old = worker.rss_mb;
-        if old > hard {
-            let x = (old - hard) * (t - worker.rss_changed_at).0 as f64;
-            self.overshoot(worker.instance, x);
-        }
         let worker = &mut self.workers[w as usize];
-        worker.rss_changed_at = t;
-        worker.rss_mb = rss;
-        worker.peak_mb = worker.peak_mb.max(rss);
-        if rss >= hard && worker.over_ceiling_since.is_none() {
-            worker.over_ceiling_since = Some(t);
-        }
-        self.instances[worker.instance as usize].private_mb += rss - old;
-        self.m.max_rss_mb = self.m.max_rss_mb.max(rss);
-        self.m.max_overshoot_mb = self.m.max_overshoot_mb.max(rss - hard);
+        let instance = &mut self.instances[worker.instance as usize];
+        let agg = self.agg.is_some();
+        set_rss_in(self.sc, agg, &mut self.m, worker, instance, t, rss);
     }
 
     /// Adds to the overshoot integral: per instance in exact mode (the lazy

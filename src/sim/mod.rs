@@ -225,6 +225,9 @@ pub struct Sim<'s, O: Observer> {
     /// Requests an instance queues before it answers 503: the listen
     /// backlog, or Passenger's proxy queue.
     backlog_cap: usize,
+    /// A gate reads the instances' arrival rate (`Instance::arrivals`, the
+    /// busy deferral's): without one, the window is not kept at all.
+    rate_window: bool,
     /// Raised by the caller (a signal handler) to stop the run early.
     stop: Option<&'s AtomicBool>,
     /// Where the loop publishes the simulated time it has reached
@@ -303,6 +306,10 @@ impl<'s, O: Observer> Sim<'s, O> {
             pinned: connections::Pinned::new(sc, sc.fleet.instances * spi),
             replace: replace::State::new(sc),
             backlog_cap,
+            rate_window: sc
+                .policy
+                .pipeline
+                .has(crate::policy::GateKind::BusyDeferral),
             stop: None,
             progress: None,
             lazy: (sc.fleet.workers() >= lazy::LAZY_MIN_WORKERS)

@@ -226,6 +226,7 @@ impl<O: Observer> Sim<'_, O> {
             last_recycle_age_s: self.instances[i]
                 .last_recycle
                 .map(|s| (t - s).as_secs_f64()),
+            // (0 when no gate reads it: the window is not kept, `rate_window`.)
             instance_rps: self.instances[i].arrivals.rate(t),
             over_limit_age_s: (t - since).as_secs_f64(),
             worker_age_s: (t - worker.spawned_at).as_secs_f64(),

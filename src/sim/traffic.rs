@@ -79,7 +79,9 @@ impl<O: Observer> Sim<'_, O> {
             return;
         }
         let i = self.pick_instance();
-        self.instances[i as usize].arrivals.record(t);
+        if self.rate_window {
+            self.instances[i as usize].arrivals.record(t);
+        }
         if self.stale_hit(t, i) {
             self.connection_error(t, i, req);
             return;

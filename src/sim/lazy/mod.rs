@@ -36,11 +36,12 @@
 //! inside a request (`fallback` names the first one a scenario has); those
 //! scenarios run on the event engine.
 
-use super::{Event, Sim};
+use super::lifecycle::{set_rss_in, unshare_in};
+use super::{Event, Sim, StepCounts};
 use crate::engine::SimTime;
 use crate::engine::rng::StreamRng;
-use crate::fleet::{Request, Worker, WorkerState};
-use crate::metrics::Observer;
+use crate::fleet::{Instance, Request, Worker, WorkerState};
+use crate::metrics::{Metrics, Observer};
 use crate::policy::Sampling;
 use crate::scenario::{BalancerKind, Connections, Replacement, Scenario};
 use queues::{NIL, Queues};
@@ -122,6 +123,13 @@ fn first_due(due: &[u64]) -> (u64, usize) {
         }
     }
     (best, at)
+}
+
+/// Whether a serving slot is free at `t` (its last request done at or
+/// before `t`), of an instance's slots `free`.
+#[cold]
+fn slot_free_at(free: &[IdleKey], t: SimTime) -> bool {
+    free.iter().any(|&f| f != u128::MAX && key_time(f) <= t)
 }
 
 /// The growth of a worker's `n`-th request: its leak draw, and what it
@@ -237,13 +245,14 @@ pub(super) struct Lazy {
     completing: Option<u32>,
 }
 
-/// Below this many workers the event engine is as fast or faster (its
-/// heap of completions is a few entries deep; the fast path's bookkeeping
-/// costs more): `Sim::new` takes the fast path from here up, and
-/// `Sim::with_lazy_completions` below it. Measured side by side
-/// (`throughput scaling`, docs/performance.md): at 6 workers 1,031
-/// instructions a request against the event engine's 945 (the same wall
-/// time within noise), at 60 and up faster by 1.4x (60) to 2.7x (16,002).
+/// Below this many workers the event engine is kept (its heap of
+/// completions is a few entries deep): `Sim::new` takes the fast path from
+/// here up, and `Sim::with_lazy_completions` below it. Measured side by
+/// side (`throughput`, docs/performance.md, 2026-12-02 round 3): on the
+/// peer's 6 workers the fast path runs 912 instructions a request against
+/// the event engine's 919, but on the saturated seeds' fleet (`high_rate`)
+/// 1,678 against 912; at 60 workers and up it is faster in wall time,
+/// by 1.4x (60) to 2.6x-2.8x (16,002).
 pub const LAZY_MIN_WORKERS: usize = 32;
 
 impl Lazy {
@@ -281,6 +290,190 @@ impl Lazy {
     }
 }
 
+/// What crediting and assigning a request touch, borrowed apart from the
+/// rest of `Sim` (`Sim::lazy_parts`, with the instance's `Inst` and
+/// `Instance`): one borrow a request, each index checked once.
+struct Parts<'a> {
+    sc: &'a Scenario,
+    items: &'a mut Queues,
+    rewind: &'a mut [VecDeque<(StreamRng, f64)>],
+    due: &'a mut [u64],
+    free: &'a mut [IdleKey],
+    idle: &'a mut [IdleKey],
+    order: &'a mut u64,
+    workers: &'a mut [Worker],
+    m: &'a mut Metrics,
+    step: &'a mut StepCounts,
+}
+
+/// What an assignment leaves to be done out of line (`Sim::follow`): its
+/// completion is an event (scheduled by `Sim::evented`), or the
+/// instance's projected memory could pass the limit (`Sim::promote_all`).
+struct Follow {
+    w: u32,
+    done: SimTime,
+    generation: u32,
+    event: bool,
+    over: bool,
+}
+
+impl Parts<'_> {
+    /// Credits the instance's completions before the event keyed `(t,
+    /// tie)`, in order (`Sim::settle`, when no request of the instance
+    /// times out in its backlog): its workers are `first..first + spi`.
+    #[inline(always)]
+    fn settle(
+        &mut self,
+        inst: &mut Inst,
+        instance: &mut Instance,
+        (first, spi): (usize, usize),
+        t: SimTime,
+        tie: u32,
+    ) {
+        loop {
+            if inst.next_w == NIL {
+                let (d, at) = first_due(&self.due[first..first + spi]);
+                (inst.next_due, inst.next_w) = (d, (first + at) as u32);
+            }
+            // `(next_due, next_w) < (t, tie)`
+            if inst.next_due > t.0 || (inst.next_due == t.0 && inst.next_w >= tie) {
+                return;
+            }
+            let w = std::mem::replace(&mut inst.next_w, NIL);
+            self.credit(inst, instance, w);
+        }
+    }
+
+    /// A completion with local effects only, credited at its time: what
+    /// `Sim::served` does (with `Sim::complete` and `Sim::apply_growth`)
+    /// for a request that is not a retry.
+    #[inline(always)]
+    fn credit(&mut self, inst: &mut Inst, instance: &mut Instance, w: u32) {
+        let it = self.items.pop_front_ref(w).expect("an item");
+        let (done, start, enq_t, first_t) = (it.done, it.start, it.req.enq_t, it.req.first_t);
+        let (waited, rewind, growth_mb, private_mb) =
+            (it.waited, it.rewind, it.growth_mb, it.private_mb);
+        debug_assert!(it.req.attempt == 0, "a retried request is an event");
+        if rewind {
+            self.rewind[w as usize].pop_front();
+        }
+        let empty = self.items.is_empty(w);
+        self.due[w as usize] = head_due(self.items, w);
+        // (`Inst::waits` keeps its start until `lazy_send` drops what has
+        // started.)
+        inst.pending_mb -= private_mb;
+        if empty {
+            self.idle[w as usize] = idle_key(done, 0, w as u64);
+        }
+        let m = &mut *self.m;
+        m.events += 1;
+        if !waited {
+            m.wait_us += (start - enq_t).0;
+            m.waits += 1;
+            m.waited += (start > enq_t) as u64;
+        }
+        let worker = &mut self.workers[w as usize];
+        worker.requests += 1;
+        instance.outstanding -= 1;
+        m.completed += 1;
+        self.step.completions += 1;
+        m.latency_us.record((done - first_t).0);
+        if growth_mb > 0.0 {
+            let rss = worker.rss_mb + growth_mb;
+            set_rss_in(self.sc, false, m, worker, instance, done, rss);
+        }
+        if self.sc.fleet.cow.is_some() {
+            unshare_in(self.sc, worker, instance);
+        }
+        debug_assert!(
+            instance.usage_mb(self.sc.fleet.master_mb) <= self.sc.fleet.container_mb,
+            "a lazy completion passed the cgroup limit"
+        );
+    }
+
+    /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`
+    /// (`Sim::assign`); what must follow out of line, if anything.
+    #[inline(always)]
+    fn assign(
+        &mut self,
+        inst: &mut Inst,
+        instance: &Instance,
+        (first, spi): (usize, usize),
+        now: SimTime,
+        order: u64,
+        req: Request,
+    ) -> Option<Follow> {
+        let free = &self.free[first..first + spi];
+        let (mut key, mut at) = (free[0], 0);
+        for (k, &f) in free.iter().enumerate().skip(1) {
+            if f < key {
+                (key, at) = (f, k);
+            }
+        }
+        if key == u128::MAX {
+            inst.unassigned.push_back((order, req));
+            return None;
+        }
+        let w = (first + at) as u32;
+        let start = key_time(key).max(req.enq_t).max(now);
+        let rewind = start > req.enq_t;
+        if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
+            inst.waits.push_back(start);
+            inst.timeouts.push_back((start, w, order, req));
+            return None;
+        }
+        let worker = &mut self.workers[w as usize];
+        let n = worker.requests + self.items.len(w) as u64 + 1;
+        if rewind {
+            self.rewind[w as usize].push_back((worker.noise.clone(), worker.warm_left_mb));
+        }
+        let (growth_mb, private_mb) = growth_of(self.sc, worker, n);
+        let (generation, max_requests) = (worker.generation, worker.max_requests);
+        inst.pending_mb += private_mb;
+        let projected = instance.usage_mb(self.sc.fleet.master_mb) + inst.pending_mb;
+        let every = match self.sc.policy.sampling {
+            Sampling::EveryRequests { n: every } => n.is_multiple_of(every),
+            _ => false,
+        };
+        let over = projected > self.sc.fleet.container_mb - 1e-6;
+        let event = req.attempt > 0 || n >= max_requests || every || over;
+        if rewind {
+            inst.waits.push_back(start);
+        }
+        let done = start + req.service;
+        self.free[w as usize] = idle_key(done, 0, w as u64);
+        if !event && self.items.is_empty(w) {
+            self.due[w as usize] = done.0;
+            if inst.next_w != NIL && (done.0, w) < (inst.next_due, inst.next_w) {
+                (inst.next_due, inst.next_w) = (done.0, w);
+            }
+        }
+        // (An evented request's ticket is set by `Sim::follow`.)
+        self.items.push_back(
+            w,
+            Item {
+                req,
+                start,
+                done,
+                growth_mb,
+                private_mb,
+                order,
+                event,
+                ticket: 0,
+                waited: false,
+                rewind,
+            },
+        );
+        (event || over).then_some(Follow {
+            w,
+            done,
+            generation,
+            event,
+            over,
+        })
+    }
+}
+
 impl Lazy {
     /// A void completion event of worker `w` (its generation `generation`)
     /// at `done`, taken back for a request assigned that same completion:
@@ -313,6 +506,13 @@ impl<O: Observer> Sim<'_, O> {
     /// keyed `(t, tie)` (`tie = u32::MAX`: all at or before `t`).
     #[inline]
     pub(super) fn settle(&mut self, i: u32, t: SimTime, tie: u32) {
+        self.settle_inline(i, t, tie);
+    }
+
+    /// `settle`, inlined into `lazy_send` (once a request: the call's
+    /// saving and restoring of registers cost about 17 instructions).
+    #[inline(always)]
+    fn settle_inline(&mut self, i: u32, t: SimTime, tie: u32) {
         let Some(lz) = &mut self.lazy else { return };
         let inst = &lz.inst[i as usize];
         if inst.eager {
@@ -322,21 +522,47 @@ impl<O: Observer> Sim<'_, O> {
             self.settle_with_timeouts(i, t, tie);
             return;
         }
-        loop {
-            let lz = self.lazy.as_mut().expect("lazy");
-            let inst = &mut lz.inst[i as usize];
-            if inst.next_w == NIL {
-                let first = i as usize * self.spi;
-                let (d, at) = first_due(&lz.due[first..first + self.spi]);
-                (inst.next_due, inst.next_w) = (d, (first + at) as u32);
-            }
-            // `(next_due, next_w) < (t, tie)`
-            if inst.next_due > t.0 || (inst.next_due == t.0 && inst.next_w >= tie) {
-                return;
-            }
-            let w = std::mem::replace(&mut inst.next_w, NIL);
-            self.credit(i, w);
-        }
+        let slots = (i as usize * self.spi, self.spi);
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        p.settle(inst, instance, slots, t, tie);
+    }
+
+    /// The parts of the fast path's state a request touches, borrowed
+    /// apart, with instance `i`'s own.
+    #[inline(always)]
+    fn lazy_parts(&mut self, i: u32) -> (Parts<'_>, &mut Inst, &mut Instance) {
+        let Sim {
+            sc,
+            lazy,
+            workers,
+            instances,
+            m,
+            step,
+            ..
+        } = self;
+        let Lazy {
+            items,
+            rewind,
+            due,
+            free,
+            idle,
+            inst,
+            order,
+            ..
+        } = lazy.as_mut().expect("lazy");
+        let parts = Parts {
+            sc,
+            items,
+            rewind,
+            due,
+            free,
+            idle,
+            order,
+            workers,
+            m,
+            step,
+        };
+        (parts, &mut inst[i as usize], &mut instances[i as usize])
     }
 
     /// `settle` with requests that time out in the backlog, credited in
@@ -393,26 +619,8 @@ impl<O: Observer> Sim<'_, O> {
     /// A completion with local effects only, credited at its time.
     #[inline(always)]
     fn credit(&mut self, i: u32, w: u32) {
-        let lz = self.lazy.as_mut().expect("lazy");
-        let it = lz.items.pop_front(w).expect("an item");
-        if it.rewind {
-            lz.rewind[w as usize].pop_front();
-        }
-        let empty = lz.items.is_empty(w);
-        lz.due[w as usize] = head_due(&lz.items, w);
-        // (`Inst::waits` keeps its start until `lazy_send` drops what has
-        // started.)
-        lz.inst[i as usize].pending_mb -= it.private_mb;
-        if empty {
-            lz.idle[w as usize] = idle_key(it.done, 0, w as u64);
-        }
-        self.m.events += 1;
-        self.served(it.done, i, w, &it);
-        debug_assert!(
-            self.instances[i as usize].usage_mb(self.sc.fleet.master_mb)
-                <= self.sc.fleet.container_mb,
-            "a lazy completion passed the cgroup limit"
-        );
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        p.credit(inst, instance, w);
     }
 
     /// What a completion does to its worker and the metrics.
@@ -514,9 +722,18 @@ impl<O: Observer> Sim<'_, O> {
     /// A request reaches lazy instance `i` at `t` (after the balancer and
     /// the stale-connection draw): the backlog bound, then its slot.
     pub(super) fn lazy_send(&mut self, t: SimTime, i: u32, req: Request) {
-        self.settle(i, t, u32::MAX);
-        let lz = self.lazy.as_mut().expect("lazy");
-        let inst = &mut lz.inst[i as usize];
+        let slots = (i as usize * self.spi, self.spi);
+        let cap = self.backlog_cap;
+        let lz = self.lazy.as_ref().expect("lazy");
+        debug_assert!(!lz.inst[i as usize].eager, "a lazy instance");
+        let timeouts = !lz.inst[i as usize].timeouts.is_empty();
+        if timeouts {
+            self.settle_with_timeouts(i, t, u32::MAX);
+        }
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        if !timeouts {
+            p.settle(inst, instance, slots, t, u32::MAX);
+        }
         while inst.waits.front().is_some_and(|&s| s <= t) {
             inst.waits.pop_front();
         }
@@ -524,101 +741,40 @@ impl<O: Observer> Sim<'_, O> {
         // The bound is on requests that wait: with none waiting, a slot
         // free now serves the request whatever the bound (a bound of 0
         // refused every request here, found by the sim fuzz target).
-        if queued >= self.backlog_cap && (queued > 0 || !self.slot_free_at(i, t)) {
+        let free = &p.free[slots.0..slots.0 + slots.1];
+        if queued >= cap && (queued > 0 || !slot_free_at(free, t)) {
             self.http_failure(t, super::traffic::HttpFailure::BacklogFull);
             return;
         }
-        let lz = self.lazy.as_mut().expect("lazy");
-        self.instances[i as usize].outstanding += 1;
-        let order = lz.order;
-        lz.order += 1;
-        self.assign(t, i, order, req);
+        instance.outstanding += 1;
+        let order = *p.order;
+        *p.order += 1;
+        if let Some(f) = p.assign(inst, instance, slots, t, order, req) {
+            self.follow(i, f);
+        }
     }
 
-    /// Whether a serving slot of lazy instance `i` is free at `t` (its last
-    /// request done at or before `t`).
-    #[cold]
-    fn slot_free_at(&self, i: u32, t: SimTime) -> bool {
-        let first = i as usize * self.spi;
-        let lz = self.lazy.as_ref().expect("lazy");
-        lz.free[first..first + self.spi]
-            .iter()
-            .any(|&f| f != u128::MAX && key_time(f) <= t)
-    }
-
-    /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`.
+    /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`
+    /// (`Parts::assign`).
     fn assign(&mut self, now: SimTime, i: u32, order: u64, req: Request) {
-        let first = i as usize * self.spi;
-        let lz = self.lazy.as_mut().expect("lazy");
-        let free = &lz.free[first..first + self.spi];
-        let (mut key, mut at) = (free[0], 0);
-        for (k, &f) in free.iter().enumerate().skip(1) {
-            if f < key {
-                (key, at) = (f, k);
-            }
+        let slots = (i as usize * self.spi, self.spi);
+        let (mut p, inst, instance) = self.lazy_parts(i);
+        if let Some(f) = p.assign(inst, instance, slots, now, order, req) {
+            self.follow(i, f);
         }
-        if key == u128::MAX {
-            lz.inst[i as usize].unassigned.push_back((order, req));
-            return;
+    }
+
+    /// What an assignment left to do out of line: the ticket of its
+    /// completion event, then the promotion of the instance's completions.
+    #[cold]
+    #[inline(never)]
+    fn follow(&mut self, i: u32, f: Follow) {
+        if f.event {
+            let ticket = self.evented(f.w, f.done, f.generation);
+            let lz = self.lazy.as_mut().expect("lazy");
+            lz.items.back_mut(f.w).expect("the item assigned").ticket = ticket;
         }
-        let w = (first + at) as u32;
-        let start = key_time(key).max(req.enq_t).max(now);
-        let rewind = start > req.enq_t;
-        if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
-            let inst = &mut lz.inst[i as usize];
-            inst.waits.push_back(start);
-            inst.timeouts.push_back((start, w, order, req));
-            return;
-        }
-        let worker = &mut self.workers[w as usize];
-        let n = worker.requests + lz.items.len(w) as u64 + 1;
-        if rewind {
-            lz.rewind[w as usize].push_back((worker.noise.clone(), worker.warm_left_mb));
-        }
-        let (growth_mb, private_mb) = growth_of(self.sc, worker, n);
-        let (generation, max_requests) = (worker.generation, worker.max_requests);
-        let inst = &mut lz.inst[i as usize];
-        inst.pending_mb += private_mb;
-        let projected =
-            self.instances[i as usize].usage_mb(self.sc.fleet.master_mb) + inst.pending_mb;
-        let every = match self.sc.policy.sampling {
-            Sampling::EveryRequests { n: every } => n.is_multiple_of(every),
-            _ => false,
-        };
-        let over = projected > self.sc.fleet.container_mb - 1e-6;
-        let event = req.attempt > 0 || n >= max_requests || every || over;
-        if rewind {
-            inst.waits.push_back(start);
-        }
-        let done = start + req.service;
-        lz.free[w as usize] = idle_key(done, 0, w as u64);
-        let mut ticket = 0;
-        if event {
-            ticket = self.evented(w, done, generation);
-        } else if lz.items.is_empty(w) {
-            lz.due[w as usize] = done.0;
-            let inst = &mut lz.inst[i as usize];
-            if inst.next_w != NIL && (done.0, w) < (inst.next_due, inst.next_w) {
-                (inst.next_due, inst.next_w) = (done.0, w);
-            }
-        }
-        let lz = self.lazy.as_mut().expect("lazy");
-        lz.items.push_back(
-            w,
-            Item {
-                req,
-                start,
-                done,
-                growth_mb,
-                private_mb,
-                order,
-                event,
-                ticket,
-                waited: false,
-                rewind,
-            },
-        );
-        if over {
+        if f.over {
             self.promote_all(i);
         }
     }

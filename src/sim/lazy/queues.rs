@@ -84,6 +84,33 @@ impl Queues {
         Some(self.slab[h as usize])
     }
 
+    /// Worker `w`'s last request.
+    #[inline]
+    pub(super) fn back_mut(&mut self, w: u32) -> Option<&mut Item> {
+        let t = self.ends[w as usize].tail;
+        (t != NIL).then(|| &mut self.slab[t as usize])
+    }
+
+    /// `pop_front` by reference: the item stays in its (now free) slot
+    /// until the next `push_back`, so it is read in place, not copied.
+    #[inline(always)]
+    pub(super) fn pop_front_ref(&mut self, w: u32) -> Option<&Item> {
+        let e = &mut self.ends[w as usize];
+        let h = e.head;
+        if h == NIL {
+            return None;
+        }
+        let n = self.next[h as usize];
+        e.head = n;
+        if n == NIL {
+            e.tail = NIL;
+        }
+        e.len -= 1;
+        self.next[h as usize] = self.free;
+        self.free = h;
+        Some(&self.slab[h as usize])
+    }
+
     #[inline(always)]
     pub(super) fn push_back(&mut self, w: u32, it: Item) {
         let s = if self.free != NIL {
