@@ -68,20 +68,7 @@ impl Queues {
 
     #[inline(always)]
     pub(super) fn pop_front(&mut self, w: u32) -> Option<Item> {
-        let e = &mut self.ends[w as usize];
-        let h = e.head;
-        if h == NIL {
-            return None;
-        }
-        let n = self.next[h as usize];
-        e.head = n;
-        if n == NIL {
-            e.tail = NIL;
-        }
-        e.len -= 1;
-        self.next[h as usize] = self.free;
-        self.free = h;
-        Some(self.slab[h as usize])
+        self.pop_front_ref(w).copied()
     }
 
     /// Worker `w`'s last request.
