@@ -92,7 +92,9 @@ impl<O: Observer> Sim<'_, O> {
                 idle.push((lz.idle[w as usize], w));
             }
         }
-        waiting.sort_unstable_by_key(|&(o, _)| o);
+        // One sorted run per worker (their orders are unique): a stable sort
+        // merges the runs instead of partitioning them again.
+        waiting.sort_by_key(|&(o, _)| o);
         idle.sort_unstable();
         let instance = &mut self.instances[i as usize];
         debug_assert!(instance.backlog.is_empty() && instance.idle.is_empty());
