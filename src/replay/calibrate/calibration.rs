@@ -101,7 +101,7 @@ pub struct Calibration {
     #[serde(skip)]
     pub draws: Vec<Vec<(String, f64)>>,
     /// Bootstrap draws left out because their own window disagreed with
-    /// the recording (`fit::screen`); `draws.csv` holds the others.
+    /// the recording (`screen::screen`); `draws.csv` holds the others.
     pub draws_screened_out: usize,
     pub seeds_simulated: usize,
     pub notes: Vec<String>,

@@ -42,6 +42,7 @@ mod lognormal;
 pub mod moments;
 pub mod observed;
 mod output;
+mod screen;
 
 use calibration::round;
 pub use calibration::{Budget, Calibration, Candidate, Fit, SCHEMA, Structure};
@@ -618,14 +619,14 @@ pub fn calibrate_observed(
     }
     // Each draw on a window of its own: the ones the recording rules out go.
     let made = draws.len();
-    let (draws, screened) = fit::screen(&p, draws, &draw_sims, &fit::seeds(key, 3, made));
+    let (draws, screened) = screen::screen(&p, draws, &draw_sims, &fit::seeds(key, 3, made));
     if screened.rejected > 0 {
         notes.push(format!(
             "draws: {} of {made} left out, their own window disagreeing with the recording \
              (KS of margins, requests per worker or overshoot p < {}, or the statistics past \
              chi-square's point there){}",
             screened.rejected,
-            fit::SCREEN_P,
+            screen::SCREEN_P,
             if screened.kept_least_bad {
                 "; more than half disagreed, so the least inconsistent half was kept: the \
                  linearised uncertainty is a poor description of this recording"
