@@ -26,22 +26,22 @@ impl<O: Observer> Sim<'_, O> {
         let inst = &mut lz.inst[i as usize];
         inst.pending_mb = 0.0;
         inst.waits.clear();
+        let held = &mut lz.held[i as usize];
         let mut waiting: Vec<(u64, Request)> =
-            inst.timeouts.drain(..).map(|(_, _, o, r)| (o, r)).collect();
-        waiting.extend(inst.unassigned.drain(..));
+            held.timeouts.drain(..).map(|(_, _, o, r)| (o, r)).collect();
+        waiting.extend(held.unassigned.drain(..));
+        (inst.timeouts, inst.unassigned) = (0, 0);
         let mut idle: Vec<(IdleKey, u32)> = Vec::new();
         for w in ws {
             lz.due[w as usize] = u64::MAX;
             lz.free[w as usize] = u128::MAX;
             let items = lz.items.take(w);
-            let mut befores = std::mem::take(&mut lz.rewind[w as usize]).into_iter();
             let worker = &mut self.workers[w as usize];
             let mut rewound = false;
             let completing = lz.completing == Some(w);
-            for (k, it) in items.into_iter().enumerate() {
-                // This item's draw state before it drew, if it was assigned
-                // to wait (`Lazy::rewind`, in the order of such items).
-                let before = if it.rewind { befores.next() } else { None };
+            // Each item with its draw state before it drew, if it was
+            // assigned to wait (`Item::rewind`).
+            for (k, (it, before)) in items.into_iter().enumerate() {
                 if k == 0 && it.start <= t && !completing {
                     if !it.waited {
                         self.m.wait_us += (it.start - it.req.enq_t).0;
@@ -185,6 +185,7 @@ impl<O: Observer> Sim<'_, O> {
                     waited: true,
                     rewind: false,
                 },
+                None,
             );
         }
         self.instances[i as usize].idle.clear();
@@ -237,7 +238,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(in crate::sim) fn lazy_backlog(&self, i: u32, t: SimTime) -> usize {
         let Some(lz) = &self.lazy else { return 0 };
         let inst = &lz.inst[i as usize];
-        inst.waits.iter().filter(|&&s| s > t).count() + inst.unassigned.len()
+        inst.waits.iter().filter(|&&s| s > t).count() + inst.unassigned as usize
     }
 
     /// Before event `ev` at `t`: credits the completions due before it on
@@ -273,15 +274,17 @@ impl<O: Observer> Sim<'_, O> {
     pub(in crate::sim) fn assert_lazy(&self, t: SimTime) {
         let lz = self.lazy.as_ref().expect("lazy");
         for (i, inst) in lz.inst.iter().enumerate() {
-            let mut held = inst.timeouts.len() + inst.unassigned.len();
+            let h = &lz.held[i];
+            assert_eq!(
+                (inst.timeouts as usize, inst.unassigned as usize),
+                (h.timeouts.len(), h.unassigned.len()),
+                "t={t}: instance {i}'s held requests counted"
+            );
+            let mut held = h.timeouts.len() + h.unassigned.len();
             for w in self.instance_workers(i as u32) {
                 let items = &lz.items;
                 held += items.len(w) as usize;
-                assert_eq!(
-                    items.iter(w).filter(|it| it.rewind).count(),
-                    lz.rewind[w as usize].len(),
-                    "t={t}: worker {w} draw states kept"
-                );
+                assert!(items.befores_kept(w), "t={t}: worker {w} draw states kept");
                 let mut prev: Option<&Item> = None;
                 for (k, it) in items.iter(w).enumerate() {
                     // (A request started in the event form keeps its

@@ -39,7 +39,6 @@
 use super::lifecycle::{set_rss_in, unshare_in};
 use super::{Event, Sim, StepCounts};
 use crate::engine::SimTime;
-use crate::engine::rng::StreamRng;
 use crate::fleet::{Instance, Request, Worker, WorkerState};
 use crate::metrics::{Metrics, Observer};
 use crate::policy::Sampling;
@@ -173,14 +172,13 @@ struct Item {
     /// Its wait is in the metrics already (it started in the event form).
     waited: bool,
     /// It was assigned to wait: the worker's draw state before it drew is
-    /// in `Lazy::rewind`, restored if it goes back to the backlog.
+    /// kept beside it (`Queues::before`), restored if it goes back to the
+    /// backlog.
     rewind: bool,
 }
 
-/// One instance's lazy state.
-///
-/// Laid out as written, on cache lines of its own: what a request touches
-/// first (as `Worker`).
+/// One instance's lazy state that a request reads: one cache line (what
+/// it holds only under overload is in `Held`, counted here).
 #[derive(Default)]
 #[repr(C, align(64))]
 struct Inst {
@@ -197,6 +195,18 @@ struct Inst {
     /// decrease): those after `t` are the backlog at `t`. The ones that
     /// have started are dropped at the next send, not at their credit.
     waits: VecDeque<SimTime>,
+    /// `Held::timeouts.len()`.
+    timeouts: u32,
+    /// `Held::unassigned.len()`.
+    unassigned: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Inst>() == 64, "Inst is one cache line");
+
+/// One instance's requests that are not assigned to a worker's queue: the
+/// rest of its lazy state (`Inst` counts them).
+#[derive(Default)]
+struct Held {
     /// Requests that will time out in the backlog, at the time a slot
     /// would have taken them.
     /// `(start, w, order, request)`: `w` is the worker whose slot frees at
@@ -212,9 +222,6 @@ struct Inst {
 pub(super) struct Lazy {
     /// Per worker struct: its assigned requests, in flight first.
     items: Queues,
-    /// Per worker struct, in the order of its `rewind` items: the worker's
-    /// draw state before each drew.
-    rewind: Vec<VecDeque<(StreamRng, f64)>>,
     /// Per worker struct: when its first request is done, if that one is
     /// credited late, else `u64::MAX` (`settle` takes the first of an
     /// instance's in `(time, worker)` order).
@@ -231,6 +238,7 @@ pub(super) struct Lazy {
     /// The ticket of its completion event (0: scheduled by the event form).
     in_flight_ticket: Vec<u32>,
     inst: Vec<Inst>,
+    held: Vec<Held>,
     order: u64,
     /// Class-1 idle keys (`IdleKey`) handed out so far.
     others: u64,
@@ -269,7 +277,6 @@ impl Lazy {
         let instances = sc.fleet.instances;
         Some(Lazy {
             items: Queues::new(structs),
-            rewind: (0..structs).map(|_| VecDeque::new()).collect(),
             due: vec![u64::MAX; structs],
             free: vec![u128::MAX; structs],
             idle: vec![0; structs],
@@ -283,6 +290,7 @@ impl Lazy {
                     ..Inst::default()
                 })
                 .collect(),
+            held: (0..instances).map(|_| Held::default()).collect(),
             order: 0,
             others: 0,
             tickets: 0,
@@ -337,7 +345,7 @@ impl<O: Observer> Sim<'_, O> {
         if inst.eager {
             return;
         }
-        if !inst.timeouts.is_empty() {
+        if inst.timeouts > 0 {
             self.settle_with_timeouts(i, t, tie);
             return;
         }
@@ -361,7 +369,7 @@ impl<O: Observer> Sim<'_, O> {
         } = self;
         let Lazy {
             items,
-            rewind,
+            held,
             due,
             free,
             idle,
@@ -372,7 +380,7 @@ impl<O: Observer> Sim<'_, O> {
         let parts = Parts {
             sc,
             items,
-            rewind,
+            held,
             due,
             free,
             idle,
@@ -395,8 +403,7 @@ impl<O: Observer> Sim<'_, O> {
             let lz = self.lazy.as_ref().expect("lazy");
             let (best, at) = first_due(&lz.due[first..first + self.spi]);
             let key = due_key(best, (first + at) as u32);
-            let timeouts = &lz.inst[i as usize].timeouts;
-            if let Some(&(start, w, _, _)) = timeouts.front() {
+            if let Some(&(start, w, _, _)) = lz.held[i as usize].timeouts.front() {
                 // After the completion that frees its slot (the same key).
                 let s = due_key(start.0, w);
                 if s < upto && s < key {
@@ -425,7 +432,8 @@ impl<O: Observer> Sim<'_, O> {
     fn credit_timeout(&mut self, i: u32) {
         let lz = self.lazy.as_mut().expect("lazy");
         let inst = &mut lz.inst[i as usize];
-        let (s, _, _, _) = inst.timeouts.pop_front().expect("a timeout");
+        let (s, _, _, _) = lz.held[i as usize].timeouts.pop_front().expect("a timeout");
+        inst.timeouts -= 1;
         while inst.waits.front().is_some_and(|&x| x <= s) {
             inst.waits.pop_front();
         }
@@ -490,9 +498,6 @@ impl<O: Observer> Sim<'_, O> {
             .pop_front(w)
             .expect("a completion event for an assigned request");
         debug_assert!(it.event && it.done == t);
-        if it.rewind {
-            lz.rewind[w as usize].pop_front();
-        }
         let empty = lz.items.is_empty(w);
         lz.due[w as usize] = head_due(&lz.items, w);
         lz.inst[i as usize].next_w = NIL;
@@ -545,7 +550,7 @@ impl<O: Observer> Sim<'_, O> {
         let cap = self.backlog_cap;
         let lz = self.lazy.as_ref().expect("lazy");
         debug_assert!(!lz.inst[i as usize].eager, "a lazy instance");
-        let timeouts = !lz.inst[i as usize].timeouts.is_empty();
+        let timeouts = lz.inst[i as usize].timeouts > 0;
         if timeouts {
             self.settle_with_timeouts(i, t, u32::MAX);
         }
@@ -556,7 +561,7 @@ impl<O: Observer> Sim<'_, O> {
         while inst.waits.front().is_some_and(|&s| s <= t) {
             inst.waits.pop_front();
         }
-        let queued = inst.waits.len() + inst.unassigned.len();
+        let queued = inst.waits.len() + inst.unassigned as usize;
         // The bound is on requests that wait: with none waiting, a slot
         // free now serves the request whatever the bound (a bound of 0
         // refused every request here, found by the sim fuzz target).

@@ -10,7 +10,8 @@ use super::*;
 pub(super) struct Parts<'a> {
     pub(super) sc: &'a Scenario,
     pub(super) items: &'a mut Queues,
-    pub(super) rewind: &'a mut [VecDeque<(StreamRng, f64)>],
+    /// Per instance.
+    pub(super) held: &'a mut [Held],
     pub(super) due: &'a mut [u64],
     pub(super) free: &'a mut [IdleKey],
     pub(super) idle: &'a mut [IdleKey],
@@ -65,12 +66,8 @@ impl Parts<'_> {
     pub(super) fn credit(&mut self, inst: &mut Inst, instance: &mut Instance, w: u32) {
         let it = self.items.pop_front_ref(w).expect("an item");
         let (done, start, enq_t, first_t) = (it.done, it.start, it.req.enq_t, it.req.first_t);
-        let (waited, rewind, growth_mb, private_mb) =
-            (it.waited, it.rewind, it.growth_mb, it.private_mb);
+        let (waited, growth_mb, private_mb) = (it.waited, it.growth_mb, it.private_mb);
         debug_assert!(it.req.attempt == 0, "a retried request is an event");
-        if rewind {
-            self.rewind[w as usize].pop_front();
-        }
         let empty = self.items.is_empty(w);
         self.due[w as usize] = head_due(self.items, w);
         // (`Inst::waits` keeps its start until `lazy_send` drops what has
@@ -125,7 +122,8 @@ impl Parts<'_> {
             }
         }
         if key == u128::MAX {
-            inst.unassigned.push_back((order, req));
+            self.held[first / spi].unassigned.push_back((order, req));
+            inst.unassigned += 1;
             return None;
         }
         let w = (first + at) as u32;
@@ -133,14 +131,15 @@ impl Parts<'_> {
         let rewind = start > req.enq_t;
         if rewind && start - req.enq_t >= self.sc.workload.queue_timeout {
             inst.waits.push_back(start);
-            inst.timeouts.push_back((start, w, order, req));
+            self.held[first / spi]
+                .timeouts
+                .push_back((start, w, order, req));
+            inst.timeouts += 1;
             return None;
         }
         let worker = &mut self.workers[w as usize];
         let n = worker.requests + self.items.len(w) as u64 + 1;
-        if rewind {
-            self.rewind[w as usize].push_back((worker.noise.clone(), worker.warm_left_mb));
-        }
+        let before = rewind.then(|| (worker.noise.clone(), worker.warm_left_mb));
         let (growth_mb, private_mb) = growth_of(self.sc, worker, n);
         let (generation, max_requests) = (worker.generation, worker.max_requests);
         inst.pending_mb += private_mb;
@@ -177,6 +176,7 @@ impl Parts<'_> {
                 waited: false,
                 rewind,
             },
+            before,
         );
         (event || over).then_some(Follow {
             w,

@@ -9,6 +9,11 @@
 //! (`Ends`), one cache line for sixteen workers.
 
 use super::Item;
+use crate::engine::rng::StreamRng;
+
+/// A worker's draw state before an item drew (`Item::rewind`): its leak
+/// noise stream and warm-up left.
+pub(super) type Before = (StreamRng, f64);
 
 /// No item: the end of a list.
 pub(super) const NIL: u32 = u32::MAX;
@@ -23,6 +28,11 @@ struct Ends {
 
 pub(super) struct Queues {
     slab: Vec<Item>,
+    /// Per slab slot: the draw state kept for an item assigned to wait
+    /// (`Item::rewind`), read only if it goes back to the backlog. Beside
+    /// the slab, so keeping it costs one write where it is needed and
+    /// nothing at the item's credit.
+    before: Vec<Option<Before>>,
     /// Per slab slot: the next item of its list (a queue or the free list).
     next: Vec<u32>,
     /// The first free slot.
@@ -35,6 +45,7 @@ impl Queues {
     pub(super) fn new(workers: usize) -> Self {
         Queues {
             slab: Vec::new(),
+            before: Vec::new(),
             next: Vec::new(),
             free: NIL,
             ends: vec![
@@ -98,8 +109,11 @@ impl Queues {
         Some(&self.slab[h as usize])
     }
 
+    /// Appends `it` to worker `w`'s queue, with the draw state kept for
+    /// it when it is assigned to wait (`Item::rewind`).
     #[inline(always)]
-    pub(super) fn push_back(&mut self, w: u32, it: Item) {
+    pub(super) fn push_back(&mut self, w: u32, it: Item, before: Option<Before>) {
+        debug_assert_eq!(it.rewind, before.is_some(), "a draw state iff rewind");
         let s = if self.free != NIL {
             let s = self.free;
             self.free = self.next[s as usize];
@@ -109,8 +123,12 @@ impl Queues {
         } else {
             self.slab.push(it);
             self.next.push(NIL);
+            self.before.push(None);
             (self.slab.len() - 1) as u32
         };
+        if before.is_some() {
+            self.before[s as usize] = before;
+        }
         let e = &mut self.ends[w as usize];
         if e.tail == NIL {
             e.head = s;
@@ -133,6 +151,19 @@ impl Queues {
         })
     }
 
+    /// Whether each of worker `w`'s requests assigned to wait has its draw
+    /// state kept (the invariant checker).
+    pub(super) fn befores_kept(&self, w: u32) -> bool {
+        let mut at = self.ends[w as usize].head;
+        while at != NIL {
+            if self.slab[at as usize].rewind && self.before[at as usize].is_none() {
+                return false;
+            }
+            at = self.next[at as usize];
+        }
+        true
+    }
+
     /// Applies `f` to each of worker `w`'s requests, in order.
     pub(super) fn for_each_mut(&mut self, w: u32, mut f: impl FnMut(&mut Item)) {
         let mut at = self.ends[w as usize].head;
@@ -142,11 +173,19 @@ impl Queues {
         }
     }
 
-    /// Takes all of worker `w`'s requests out, in order.
-    pub(super) fn take(&mut self, w: u32) -> Vec<Item> {
+    /// Takes all of worker `w`'s requests out, in order, each with the
+    /// draw state kept for it (`Item::rewind`).
+    pub(super) fn take(&mut self, w: u32) -> Vec<(Item, Option<Before>)> {
         let mut out = Vec::with_capacity(self.len(w) as usize);
-        while let Some(it) = self.pop_front(w) {
-            out.push(it);
+        while self.ends[w as usize].head != NIL {
+            let h = self.ends[w as usize].head as usize;
+            let before = if self.slab[h].rewind {
+                self.before[h].take()
+            } else {
+                None
+            };
+            let it = self.pop_front(w).expect("an item");
+            out.push((it, before));
         }
         out
     }
@@ -192,7 +231,7 @@ mod tests {
             peak = peak.max(reference.iter().map(VecDeque::len).sum::<usize>());
             let w = rng.random_range(0..5u32);
             if rng.random_bool(0.5) {
-                q.push_back(w, item(k));
+                q.push_back(w, item(k), None);
                 reference[w as usize].push_back(k);
             } else {
                 assert_eq!(
@@ -208,7 +247,7 @@ mod tests {
             let orders: Vec<u64> = q.iter(w).map(|it| it.order).collect();
             assert!(orders.iter().eq(reference[w as usize].iter()));
         }
-        let taken: Vec<u64> = q.take(2).into_iter().map(|it| it.order).collect();
+        let taken: Vec<u64> = q.take(2).into_iter().map(|(it, _)| it.order).collect();
         assert!(taken.iter().eq(reference[2].iter()));
         assert!(q.is_empty(2));
         // Slots are reused: the slab holds at most what was in use at once.
