@@ -15,6 +15,7 @@
 //! cargo run --profile bench --example throughput -- scaled:200 0.25   # one of them (callgrind)
 //! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
 //! cargo run --profile bench --example throughput -- bare_peer 24 5  # benches/common/bare.rs
+//! cargo run --profile bench --example throughput -- floor_peer 24 5  # benches/common/floor.rs
 //! ```
 //!
 //! Wall-clock figures come from runs repeated on one thread for two seconds
@@ -97,6 +98,34 @@ fn main() {
         };
         let events_engine = args[0].ends_with("+events");
         let lazy_engine = args[0].ends_with("+lazy");
+        if name == "floor_peer" {
+            // The floor engine (`benches/common/floor.rs`), for scale.
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..runs.max(1) {
+                let t = Instant::now();
+                last = Some(std::hint::black_box(common::floor::run(
+                    hours,
+                    common::SEED,
+                )));
+                times.push(t.elapsed().as_secs_f64());
+            }
+            let r = last.expect("at least one run");
+            times.sort_by(f64::total_cmp);
+            println!(
+                "floor_peer: {} requests, {} recycles, mean wait {:.4} s, overshoot {:.1} MB s; \
+                 {} runs, best {:.3} s, median {:.3} s; best {:.3e} requests/s",
+                r.requests,
+                r.recycles,
+                r.mean_wait_s,
+                r.overshoot_mb_s,
+                times.len(),
+                times[0],
+                times[times.len() / 2],
+                r.requests as f64 / times[0]
+            );
+            return;
+        }
         let bare = bare_workload(name);
         let sc = bare.is_none().then(|| workload(name, hours));
         let once = || match (bare, &sc) {

@@ -13,6 +13,7 @@ use fleetsim::sweep::runner::{Base, run_chunk};
 use fleetsim::sweep::{RawSweep, Sweep};
 
 pub mod bare;
+pub mod floor;
 
 /// The seed every benchmark runs with.
 pub const SEED: u64 = 7;

@@ -1,0 +1,184 @@
+//! The floor: fleetsim's per-request model on a heap-less engine, for
+//! scale (issue 20). What the fast path must do for each request, written
+//! as tightly as it can be with nothing else in the way: no event queue
+//! for requests, no engine to fall back to, no materialize and fold, no
+//! generic mechanisms.
+//!
+//! The SimPy peer's fleet (`benches/peer/fleet_simpy.py`, as `Bare::peer`
+//! for the queueing): 2 instances x 3 sync workers, Poisson 20 rps
+//! round-robin, lognormal service (mean 120 ms, p99 900 ms). Per request:
+//! the arrival and service draws; the Kiefer-Wolfowitz / Lindley recursion
+//! (the worker of the instance that frees first, start `max(arrival,
+//! free)`); the backlog count (the starts still to come) against its bound;
+//! the wait counters; the growth draw from the worker's own stream (its
+//! lognormal velocity, the warm-up's decay, a step with probability
+//! 0.0055); the worker's RSS, peak, the overshoot integral over the hard
+//! ceiling, the instance's memory sum and the cgroup check; the
+//! request-count trigger's check; a log-bucketed latency histogram.
+//! Memory is credited at assignment, not late in time order (fleetsim
+//! credits in the event engine's order so that both write the same bytes;
+//! the work a request does is the same). Every 45 s a sample: a worker at
+//! or over its limit (uniform 460-540 MB) is recycled at once (boot RSS 360
+//! MB, a new velocity and limit), without the drain and boot fleetsim
+//! simulates. Instructions a request are what to compare (`callgrind`);
+//! the figures it prints are only there so the work cannot be optimised
+//! away.
+
+use rand::{RngCore, SeedableRng};
+use rand_distr::{Distribution, Exp1, StandardNormal};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::VecDeque;
+
+const INSTANCES: usize = 2;
+const SPI: usize = 3;
+const RPS: f64 = 20.0;
+const BOOT_MB: f64 = 360.0;
+const CONTAINER_MB: f64 = 2048.0;
+const HARD_MB: f64 = 650.0;
+const TICK_US: u64 = 45_000_000;
+const BACKLOG: usize = 2048;
+
+/// One worker's hot state.
+struct W {
+    free: u64,
+    requests: u64,
+    max_requests: u64,
+    rss_mb: f64,
+    peak_mb: f64,
+    rss_changed_at: u64,
+    velocity: f64,
+    warm_left_mb: f64,
+    limit_mb: f64,
+    noise: Xoshiro256PlusPlus,
+}
+
+/// What a floor run counted.
+pub struct FloorRun {
+    pub requests: u64,
+    pub recycles: u64,
+    pub mean_wait_s: f64,
+    pub overshoot_mb_s: f64,
+}
+
+fn open01(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+}
+
+fn spawn(rng: &mut Xoshiro256PlusPlus, k: u64, t: u64) -> W {
+    // Lognormal velocity of mean 0.044 MB and cv 1.3.
+    let s2 = (1.0f64 + 1.3 * 1.3).ln();
+    let z: f64 = StandardNormal.sample(rng);
+    W {
+        free: t,
+        requests: 0,
+        max_requests: u64::MAX,
+        rss_mb: BOOT_MB,
+        peak_mb: BOOT_MB,
+        rss_changed_at: t,
+        velocity: (0.044f64.ln() - s2 / 2.0 + s2.sqrt() * z).exp(),
+        warm_left_mb: 62.0,
+        limit_mb: 460.0 + 80.0 * open01(rng),
+        noise: Xoshiro256PlusPlus::seed_from_u64(k ^ t.rotate_left(17)),
+    }
+}
+
+/// `hours` of the peer's fleet on the floor engine.
+pub fn run(hours: f64, seed: u64) -> FloorRun {
+    const Z99: f64 = 2.326_347_874_040_841;
+    let (mean, p99) = (120e3_f64, 900e3_f64);
+    let sigma = Z99 - (Z99 * Z99 - 2.0 * (p99 / mean).ln()).sqrt();
+    let mu = mean.ln() - sigma * sigma / 2.0;
+    let warm_rate = 1.0 - (-1.0f64 / 70.0).exp();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let end = (hours * 3600e6) as u64;
+    let gap_us = 1e6 / RPS;
+    let mut workers: Vec<W> = (0..INSTANCES * SPI)
+        .map(|k| spawn(&mut rng, k as u64, 0))
+        .collect();
+    let mut private_mb = [SPI as f64 * (BOOT_MB - 300.0); INSTANCES];
+    let mut waits: Vec<VecDeque<u64>> = vec![VecDeque::with_capacity(64); INSTANCES];
+    let mut histogram = [0u64; 64 * 8];
+    let (mut requests, mut refused, mut evented, mut recycles) = (0u64, 0u64, 0u64, 0u64);
+    let (mut wait_us, mut waited) = (0u64, 0u64);
+    let mut overshoot = 0.0f64;
+    let (mut next, mut t, mut tick) = (0usize, 0u64, TICK_US);
+    loop {
+        let e: f64 = Exp1.sample(&mut rng);
+        t += (e * gap_us) as u64 + 1;
+        while tick <= t.min(end) {
+            // A sample: recycle the workers at or over their limits.
+            for (k, w) in workers.iter_mut().enumerate() {
+                if w.rss_mb >= w.limit_mb {
+                    private_mb[k / SPI] -= w.rss_mb - BOOT_MB;
+                    *w = spawn(&mut rng, k as u64, w.free.max(tick));
+                    recycles += 1;
+                }
+            }
+            tick += TICK_US;
+        }
+        if t >= end {
+            break;
+        }
+        let z: f64 = StandardNormal.sample(&mut rng);
+        let service = (mu + sigma * z).exp() as u64 + 1;
+        let i = next;
+        next = if i + 1 == INSTANCES { 0 } else { i + 1 };
+        let ws = &mut workers[i * SPI..(i + 1) * SPI];
+        let q = &mut waits[i];
+        while q.front().is_some_and(|&s| s <= t) {
+            q.pop_front();
+        }
+        let (mut at, mut key) = (0, ws[0].free);
+        for (k, w) in ws.iter().enumerate().skip(1) {
+            if w.free < key {
+                (at, key) = (k, w.free);
+            }
+        }
+        if !q.is_empty() && q.len() >= BACKLOG {
+            refused += 1;
+            continue;
+        }
+        requests += 1;
+        let start = key.max(t);
+        if start > t {
+            q.push_back(start);
+            waited += 1;
+        }
+        wait_us += start - t;
+        let done = start + service;
+        let w = &mut ws[at];
+        w.free = done;
+        w.requests += 1;
+        let mut d = w.velocity;
+        if w.warm_left_mb > 0.0 {
+            let x = w.warm_left_mb * warm_rate;
+            w.warm_left_mb -= x;
+            d += x;
+        }
+        if open01(&mut w.noise) < 0.0055 {
+            d += -open01(&mut w.noise).ln() * 19.5;
+        }
+        let old = w.rss_mb;
+        if old > HARD_MB {
+            overshoot += (old - HARD_MB) * (done - w.rss_changed_at) as f64;
+        }
+        w.rss_changed_at = done;
+        w.rss_mb = old + d;
+        w.peak_mb = w.peak_mb.max(w.rss_mb);
+        private_mb[i] += d;
+        if w.requests >= w.max_requests || private_mb[i] + 300.0 > CONTAINER_MB {
+            evented += 1;
+        }
+        let latency = done - t;
+        let b = 63 - latency.leading_zeros() as usize;
+        let sub = ((latency >> b.saturating_sub(3)) & 7) as usize;
+        histogram[b * 8 + sub] += 1;
+    }
+    let total: u64 = histogram.iter().sum::<u64>() + refused + evented + waited;
+    FloorRun {
+        requests: requests.min(total),
+        recycles,
+        mean_wait_s: wait_us as f64 / requests.max(1) as f64 / 1e6,
+        overshoot_mb_s: overshoot / 1e6,
+    }
+}
