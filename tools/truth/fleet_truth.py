@@ -40,6 +40,9 @@ def build_parser():
     g.add_argument("--out", default=None, help="recording CSV to write (and OUT.truth.json)")
     g.add_argument("--whole-mb", action="store_true",
                    help="write rss_mb/limit_mb rounded to whole MB (platform-log style)")
+    g.add_argument("--whole-mb-rule", choices=["round", "floor"], default="round",
+                   help="with --whole-mb: round to the nearest MB (default) or truncate, as "
+                        "an integer division of kB by 1024 does")
     g.add_argument("--drop-ids", action="store_true", help="omit the instance and worker columns")
     g.add_argument("--oom-rows", action="store_true",
                    help="also write an `oom_kill` row per OOM kill (default: recycles only)")
@@ -506,8 +509,10 @@ def simulate(p, seed=None):
     return f, m
 
 
-def fmt_mb(x, whole):
-    return str(int(math.floor(x + 0.5))) if whole else f"{x:.1f}"
+def fmt_mb(x, whole, rule="round"):
+    if not whole:
+        return f"{x:.1f}"
+    return str(int(math.floor(x + 0.5) if rule == "round" else math.floor(x)))
 
 
 def write_recording(path, f, p):
@@ -520,7 +525,8 @@ def write_recording(path, f, p):
             cells = [f"{t:.3f}", ev]
             if not drop:
                 cells += [f"inst-{i}", f"w{s}"]
-            cells += [fmt_mb(rss, whole), fmt_mb(lim, whole), str(req)]
+            rule = p.get("whole_mb_rule", "round")
+            cells += [fmt_mb(rss, whole, rule), fmt_mb(lim, whole, rule), str(req)]
             fh.write(",".join(cells) + "\n")
     os.replace(tmp, path)
 

@@ -325,6 +325,8 @@ def job(task):
     os.makedirs(os.path.dirname(rec), exist_ok=True)
     if not os.path.exists(rec):
         argv = GRID[fleet]["flags"] + ["--seed", str(rec_seed(fleet, r)), "--out", rec, "--quiet"]
+        if "--whole-mb" in argv:
+            argv += ["--whole-mb-rule", opts.get("whole_rule", "round")]
         fleet_truth.main(argv)
     truth_path = rec[:-4] + ".truth.json"
     with open(truth_path) as fh:
@@ -690,6 +692,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fleets 0,8 x 2 recordings")
     ap.add_argument("--outdir", default="/tmp/truth-recovery")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--whole-rule", choices=["round", "floor"], default="round",
+                    help="whole-MB fleets: round to the nearest MB (default) or truncate")
     ap.add_argument("--bin", default=BIN, help="the fleetsim binary (default target/release/fleetsim)")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse calibrations already on disk (DIR/calibration.json, or whatif.json with --whatif)")
@@ -714,7 +718,7 @@ def main(argv=None):
     if not os.path.exists(args.bin):
         raise SystemExit(f"{args.bin} missing: cargo build --release (or --bin PATH)")
     args.opts = {"bin": os.path.abspath(args.bin), "reuse": args.reuse, "force": args.force,
-                 "extra": shlex.split(args.extra_args)}
+                 "extra": shlex.split(args.extra_args), "whole_rule": args.whole_rule}
     if args.quick:
         fleets, args.recordings = QUICK_FLEETS, 2
         args.pairs = min(args.pairs, 8)
