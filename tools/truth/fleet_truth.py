@@ -64,6 +64,10 @@ def build_parser():
     g.add_argument("--leak-mean", type=float, default=0.15, help="mean leak velocity, MB/request")
     g.add_argument("--leak-cv", type=float, default=0.6, help="coefficient of variation of velocity")
     g.add_argument("--warmup-mb", type=float, default=0.0, help="warm-up MB (0 = off)")
+    g.add_argument("--step-probability", type=float, default=0.0,
+                   help="chance a request adds a step (0 = off; the seeds' fleet: 0.0055)")
+    g.add_argument("--step-mean-mb", type=float, default=19.5,
+                   help="a step's size, exponential with this mean (19.5)")
     g.add_argument("--warmup-requests", type=float, default=70.0,
                    help="e-folding requests of the warm-up approach (70)")
     g = ap.add_argument_group("traffic")
@@ -244,8 +248,18 @@ class Fleet:
 
     def pre_age(self, w):
         """Warm start: the worker has served a uniform fraction of its life."""
-        n = int(w.rng.random() * self.requests_to_limit(w))
-        rss = self.rss_after(w, n)
+        if self.p.get("step_probability", 0.0) > 0.0:
+            # With steps, the life is drawn request by request: the steps
+            # until the limit is reached, then an age uniform in that life.
+            steps, total = [], 0.0
+            while self.rss_after(w, len(steps)) + total < w.limit:
+                total += self.step(w)
+                steps.append(total)
+            n = int(w.rng.random() * len(steps))
+            rss = self.rss_after(w, n) + (steps[n - 1] if n > 0 else 0.0)
+        else:
+            n = int(w.rng.random() * self.requests_to_limit(w))
+            rss = self.rss_after(w, n)
         if self.p["warmup_mb"] > 0:
             w.warm_left = self.p["warmup_mb"] * self.warm_q ** n
         w.inst.private += rss - w.rss
@@ -288,12 +302,21 @@ class Fleet:
         except simpy.Interrupt:  # OOM-killed mid-request
             return
 
+    def step(self, w):
+        """A request's step: with probability step_probability, an exponential
+        jump of mean step_mean_mb (0 otherwise)."""
+        p = self.p
+        if p.get("step_probability", 0.0) > 0.0 and w.rng.random() < p["step_probability"]:
+            return w.rng.expovariate(1.0 / p["step_mean_mb"])
+        return 0.0
+
     def grow(self, w):
         d = w.vel
         if w.warm_left > 0.0:
             step = w.warm_left * (1.0 - self.warm_q)
             w.warm_left -= step
             d += step
+        d += self.step(w)
         w.rss += d
         inst = w.inst
         inst.private += d
@@ -461,7 +484,7 @@ def predicted_rate(p):
     runway = p["base_mb"] - p["boot_mb"] - p["warmup_mb"]
     if runway <= 0 or p["leak_mean"] <= 0:
         return None
-    n = runway * (1.0 + p["leak_cv"] ** 2) / p["leak_mean"]
+    n = runway * (1.0 + p["leak_cv"] ** 2) / effective_mb_per_request(p)
     n += p["tick_s"] / 2.0 * p["rps"] / (p["instances"] * p["workers"])
     return p["rps"] * 3600.0 / n
 
@@ -531,6 +554,11 @@ def write_recording(path, f, p):
     os.replace(tmp, path)
 
 
+def effective_mb_per_request(p):
+    """Mean growth a request after the warm-up: the leak's mean and the steps'."""
+    return p["leak_mean"] + p.get("step_probability", 0.0) * p.get("step_mean_mb", 0.0)
+
+
 def truth_json(p, m):
     mu, sigma = lognormal_mean_p99(p["service_mean_ms"] / 1e3, p["service_p99_ms"] / 1e3)
     return {
@@ -542,7 +570,7 @@ def truth_json(p, m):
             "hard_mb": p["hard_mb"],
             "limit_range_mb": [p["base_mb"] - p["jitter_mb"], p["base_mb"] + p["jitter_mb"]],
             "service_lognormal_mu_s": mu, "service_lognormal_sigma": sigma,
-            "effective_mb_per_request": p["leak_mean"],
+            "effective_mb_per_request": effective_mb_per_request(p),
         },
         # the values `replay --calibrate` should recover, under its key names
         "truth": {

@@ -21,7 +21,8 @@ truth), plus how often validation.json says the calibrated scenario
     python3 tools/truth/recovery.py --reuse ...        # re-tabulate calibrations on disk
 
 Boot RSS is compared as `boot_plus_warmup_mb` (truth boot + warm-up) and the
-leak as `effective_mb_per_request` (truth leak mean); the issue's targets
+leak as `effective_mb_per_request` (truth leak mean, plus the steps' mean
+growth a request when `--truth-flags` adds steps); the issue's targets
 (TARGETS) are scored per recording, and the structure chosen is read from
 calibration.json.
 
@@ -55,14 +56,15 @@ BIN = os.path.join(REPO, "target", "release", "fleetsim")
 
 # The parameters the calibration fits, and each one's truth in a fleet's
 # fleet_truth parameters. The truth for the effective MB/request is the leak
-# mean (fleet_truth has no steps; its warm-up is off in the grid).
+# mean plus the steps' (probability x mean size; the grid has no steps and
+# its warm-up is off, `--truth-flags` adds them).
 # Boot RSS and warm-up trade off in recycle rows, so the calibration reports
 # their sum, `boot_plus_warmup_mb`, and the mean growth per request (velocity
 # and steps together), `effective_mb_per_request`: those are compared with
 # truth boot + truth warm-up and the truth leak mean.
 KEYS = [
     ("boot_plus_warmup_mb", lambda p: p["boot_mb"] + p["warmup_mb"]),
-    ("effective_mb_per_request", lambda p: p["leak_mean"]),
+    ("effective_mb_per_request", fleet_truth.effective_mb_per_request),
     ("fleet.leak.cv", lambda p: p["leak_cv"]),
     ("policy.base_limit_mb", lambda p: p["base_mb"]),
     ("policy.jitter_mb", lambda p: p["jitter_mb"]),
@@ -167,8 +169,16 @@ QUICK_FLEETS = [0, 8]
 WHATIF_FLEETS = [0, 3, 8]
 
 
+# fleet_truth flags added to every fleet (`--truth-flags`, e.g. "--warmup-mb 62").
+TRUTH_EXTRA = []
+
+
+def fleet_flags(i):
+    return GRID[i]["flags"] + TRUTH_EXTRA
+
+
 def fleet_params(i):
-    _, p = fleet_truth.parse_params(GRID[i]["flags"])
+    _, p = fleet_truth.parse_params(fleet_flags(i))
     return p
 
 
@@ -324,7 +334,7 @@ def job(task):
         cal += "-whatif"
     os.makedirs(os.path.dirname(rec), exist_ok=True)
     if not os.path.exists(rec):
-        argv = GRID[fleet]["flags"] + ["--seed", str(rec_seed(fleet, r)), "--out", rec, "--quiet"]
+        argv = fleet_flags(fleet) + ["--seed", str(rec_seed(fleet, r)), "--out", rec, "--quiet"]
         if "--whole-mb" in argv:
             argv += ["--whole-mb-rule", opts.get("whole_rule", "round")]
         fleet_truth.main(argv)
@@ -440,7 +450,7 @@ def print_markdown(table, rows, fleets):
         for r in ok:
             sts[r.get("structure")] = sts.get(r.get("structure"), 0) + 1
         st = "; ".join(f"{k} x{v}" for k, v in sorted(sts.items(), key=lambda kv: -kv[1]))
-        fl_flags = " ".join(GRID[fl]["flags"]).replace("--", "")
+        fl_flags = " ".join(fleet_flags(fl)).replace("--", "")
         note = f" ({GRID[fl]['note']})" if GRID[fl]["note"] else ""
         print(f"| {fl} | `{fl_flags}`{note} | {len(rs)} | {len(rs) - len(ok)} "
               f"| {statistics.fmean(r['true_recycles_per_hour'] for r in rs):.2f} "
@@ -552,7 +562,8 @@ def print_pooled(pool, rows, fleets):
         p = fleet_params(r["fleet"])
         fb, fe = r["fits"].get("boot_plus_warmup_mb"), r["fits"].get("effective_mb_per_request")
         if fb and fe and fb["value"] is not None and fe["value"] is not None:
-            pairs.append((fb["value"] - p["boot_mb"] - p["warmup_mb"], fe["value"] / p["leak_mean"] - 1))
+            pairs.append((fb["value"] - p["boot_mb"] - p["warmup_mb"],
+                          fe["value"] / fleet_truth.effective_mb_per_request(p) - 1))
     if len(pairs) > 2:
         print(f"correlation of the boot + warm-up error with the effective MB/request relative error "
               f"over recordings: {statistics.correlation(*zip(*pairs)):+.2f}")
@@ -636,7 +647,7 @@ def run_whatif(args, fleets):
             frags.append((kind, wpath, change))
         rows = run_jobs([(fl, r, args.outdir, [w for _, w, _ in frags], args.opts)
                          for r in range(args.recordings)], args.jobs)
-        meas = wi.measure(GRID[fl]["flags"], [c for _, _, c in frags], args.pairs, 1, args.jobs)
+        meas = wi.measure(fleet_flags(fl), [c for _, _, c in frags], args.pairs, 1, args.jobs)
         for (kind, wpath, change), mc in zip(frags, meas["changes"]):
             md = mc["figures"]["recycles_per_hour"]
             for r in rows:
@@ -694,6 +705,8 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--whole-rule", choices=["round", "floor"], default="round",
                     help="whole-MB fleets: round to the nearest MB (default) or truncate")
+    ap.add_argument("--truth-flags", default="",
+                    help='fleet_truth flags added to every fleet, e.g. "--warmup-mb 62"')
     ap.add_argument("--bin", default=BIN, help="the fleetsim binary (default target/release/fleetsim)")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse calibrations already on disk (DIR/calibration.json, or whatif.json with --whatif)")
@@ -709,6 +722,7 @@ def main(argv=None):
                          "lease-off | bucket (4/h, burst 2); default limit,lease,bucket")
     ap.add_argument("--pairs", type=int, default=40, help="whatif.py pairs for the measured change (40)")
     args = ap.parse_args(argv)
+    TRUTH_EXTRA[:] = shlex.split(args.truth_flags)
     if args.list:
         for i, f in enumerate(GRID):
             print(i, " ".join(f["flags"]), f"# {f['note']}" if f["note"] else "")
