@@ -98,40 +98,31 @@ fn main() {
         };
         let events_engine = args[0].ends_with("+events");
         let lazy_engine = args[0].ends_with("+lazy");
-        if name == "floor_peer" {
-            // The floor engine (`benches/common/floor.rs`), for scale.
-            let mut times = Vec::new();
-            let mut last = None;
-            for _ in 0..runs.max(1) {
-                let t = Instant::now();
-                last = Some(std::hint::black_box(common::floor::run(
-                    hours,
-                    common::SEED,
-                )));
-                times.push(t.elapsed().as_secs_f64());
-            }
-            let r = last.expect("at least one run");
-            times.sort_by(f64::total_cmp);
-            println!(
-                "floor_peer: {} requests, {} recycles, mean wait {:.4} s, overshoot {:.1} MB s; \
-                 {} runs, best {:.3} s, median {:.3} s; best {:.3e} requests/s",
-                r.requests,
-                r.recycles,
-                r.mean_wait_s,
-                r.overshoot_mb_s,
-                times.len(),
-                times[0],
-                times[times.len() / 2],
-                r.requests as f64 / times[0]
-            );
-            return;
-        }
-        let bare = bare_workload(name);
-        let sc = bare.is_none().then(|| workload(name, hours));
-        let once = || match (bare, &sc) {
-            (Some(b), _) => {
+        let scale = scale_engine(name);
+        let sc = scale.is_none().then(|| workload(name, hours));
+        let once = || match (scale, &sc) {
+            (Some(Scale::Bare(b)), _) => {
                 let r = std::hint::black_box(common::bare::run(b, hours, common::SEED));
-                (r.events, r.requests, Some(r.mean_wait_s))
+                (
+                    r.events,
+                    r.requests,
+                    Some(format!("mean wait {:.4} s", r.mean_wait_s)),
+                )
+            }
+            (Some(Scale::Floor), _) => {
+                let r = std::hint::black_box(common::floor::run(hours, common::SEED));
+                let note = format!(
+                    "mean wait {:.4} s, {} waited, p99 {:.3} s, {} refused, {} evented, \
+                     {} recycles, overshoot {:.1} MB s",
+                    r.mean_wait_s,
+                    r.waited,
+                    r.p99_latency_s,
+                    r.refused,
+                    r.evented,
+                    r.recycles,
+                    r.overshoot_mb_s
+                );
+                (r.events, r.requests, Some(note))
             }
             (None, Some(sc)) => {
                 let s = match hook {
@@ -142,7 +133,7 @@ fn main() {
                 };
                 (s.events_processed, s.requests_total, None)
             }
-            (None, None) => unreachable!("a workload or a bare engine"),
+            (None, None) => unreachable!("a workload or an engine for scale"),
         };
         let mut times = Vec::new();
         let mut last = None;
@@ -151,7 +142,7 @@ fn main() {
             last = Some(once());
             times.push(t.elapsed().as_secs_f64());
         }
-        let (events, requests, wait) = last.expect("at least one run");
+        let (events, requests, note) = last.expect("at least one run");
         times.sort_by(f64::total_cmp);
         let (best, median) = (times[0], times[times.len() / 2]);
         println!(
@@ -160,10 +151,7 @@ fn main() {
             times.len(),
             events as f64 / best,
             requests as f64 / best,
-            wait.map_or_else(
-                || format!("peak RSS (VmHWM) {}", peak_rss()),
-                |w| format!("mean wait {w:.4} s")
-            )
+            note.unwrap_or_else(|| format!("peak RSS (VmHWM) {}", peak_rss()))
         );
         return;
     }
@@ -218,11 +206,19 @@ fn scaling(hours: f64) {
     }
 }
 
-/// The textbook engines (`benches/common/bare.rs`), for scale.
-fn bare_workload(name: &str) -> Option<common::bare::Bare> {
+/// An engine for scale, not fleetsim: a textbook one
+/// (`benches/common/bare.rs`) or the floor (`benches/common/floor.rs`).
+#[derive(Clone, Copy)]
+enum Scale {
+    Bare(common::bare::Bare),
+    Floor,
+}
+
+fn scale_engine(name: &str) -> Option<Scale> {
     match name {
-        "bare_mmc" => Some(common::bare::Bare::mmc()),
-        "bare_peer" => Some(common::bare::Bare::peer()),
+        "bare_mmc" => Some(Scale::Bare(common::bare::Bare::mmc())),
+        "bare_peer" => Some(Scale::Bare(common::bare::Bare::peer())),
+        "floor_peer" => Some(Scale::Floor),
         _ => None,
     }
 }

@@ -334,7 +334,10 @@ def job(task):
         cal += "-whatif"
     os.makedirs(os.path.dirname(rec), exist_ok=True)
     if not os.path.exists(rec):
-        argv = fleet_flags(fleet) + ["--seed", str(rec_seed(fleet, r)), "--out", rec, "--quiet"]
+        # (The extra flags come in `opts`: a worker process started by
+        # spawn or forkserver does not see `TRUTH_EXTRA` set in `main`.)
+        argv = (GRID[fleet]["flags"] + opts.get("truth_extra", [])
+                + ["--seed", str(rec_seed(fleet, r)), "--out", rec, "--quiet"])
         if "--whole-mb" in argv:
             argv += ["--whole-mb-rule", opts.get("whole_rule", "round")]
         fleet_truth.main(argv)
@@ -732,7 +735,8 @@ def main(argv=None):
     if not os.path.exists(args.bin):
         raise SystemExit(f"{args.bin} missing: cargo build --release (or --bin PATH)")
     args.opts = {"bin": os.path.abspath(args.bin), "reuse": args.reuse, "force": args.force,
-                 "extra": shlex.split(args.extra_args), "whole_rule": args.whole_rule}
+                 "extra": shlex.split(args.extra_args), "whole_rule": args.whole_rule,
+                 "truth_extra": list(TRUTH_EXTRA)}
     if args.quick:
         fleets, args.recordings = QUICK_FLEETS, 2
         args.pairs = min(args.pairs, 8)

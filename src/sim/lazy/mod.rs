@@ -195,7 +195,8 @@ struct Inst {
     /// decrease): those after `t` are the backlog at `t`. The ones that
     /// have started are dropped at the next send, not at their credit.
     waits: VecDeque<SimTime>,
-    /// `Held::timeouts.len()`.
+    /// `Held::timeouts.len()` (both counts wait in the backlog, so neither
+    /// passes its bound, `workload.backlog_requests`, a `u32`).
     timeouts: u32,
     /// `Held::unassigned.len()`.
     unassigned: u32,

@@ -151,8 +151,12 @@ impl Queues {
         })
     }
 
-    /// Whether each of worker `w`'s requests assigned to wait has its draw
-    /// state kept (the invariant checker).
+    /// Whether each of worker `w`'s requests assigned to wait has a draw
+    /// state in its slot (the invariant checker). A credited item leaves
+    /// its state behind (clearing it would cost the write `before` saves),
+    /// so this cannot tell an item's own state from a stale one: that each
+    /// is its own is `push_back`'s, which writes it whenever `rewind` is set
+    /// (and asserts so), and `take` returns it (`tests::each_waiting_item_gets_its_own_draw_state`).
     pub(super) fn befores_kept(&self, w: u32) -> bool {
         let mut at = self.ends[w as usize].head;
         while at != NIL {
@@ -252,5 +256,46 @@ mod tests {
         assert!(q.is_empty(2));
         // Slots are reused: the slab holds at most what was in use at once.
         assert!(q.slab.len() <= peak + 1, "{} > {peak}", q.slab.len());
+    }
+
+    #[test]
+    fn each_waiting_item_gets_its_own_draw_state() {
+        use crate::engine::rng::{Stream, stream};
+        // A waiting item's state: its order as the warm-up left.
+        let waiting = |k: u64| {
+            let mut it = item(k);
+            it.rewind = true;
+            (it, Some((stream(k, Stream::MemoryNoise), k as f64)))
+        };
+        let mut q = Queues::new(2);
+        // Slots 0-2 hold states of waiting items 0-2; crediting them leaves
+        // those states behind in free slots.
+        for k in 0..3 {
+            let (it, before) = waiting(k);
+            q.push_back(0, it, before);
+        }
+        for _ in 0..3 {
+            q.pop_front(0);
+        }
+        // Reused slots: a request that did not wait, then two that did.
+        q.push_back(1, item(10), None);
+        for k in [11, 12] {
+            let (it, before) = waiting(k);
+            q.push_back(1, it, before);
+        }
+        assert!(q.befores_kept(1));
+        let taken = q.take(1);
+        let got: Vec<(u64, Option<f64>)> = taken
+            .iter()
+            .map(|(it, b)| (it.order, b.as_ref().map(|b| b.1)))
+            .collect();
+        assert_eq!(got, vec![(10, None), (11, Some(11.0)), (12, Some(12.0))]);
+        // Each with its own stream, not a stale one from the slot.
+        for (it, b) in &taken[1..] {
+            let mut want = stream(it.order, Stream::MemoryNoise);
+            let mut have = b.clone().expect("a state").0;
+            use rand::RngCore;
+            assert_eq!(have.next_u64(), want.next_u64());
+        }
     }
 }
