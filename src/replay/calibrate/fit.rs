@@ -239,12 +239,21 @@ pub fn fit(p: &Problem, start: Theta, seeds: &[u64], iterations: usize) -> Optio
     best
 }
 
+/// The least spread each statistic is standardised by: simulated limits
+/// are whole MB (`sim/lifecycle.rs` floors them, as the seeds' `int()`
+/// does), so the limits' statistics move in steps of half a MB, and where
+/// every window drew the same extremes their spread is 0. Standardised by
+/// 1e-9 there, a 0.15 MB miss of a fractional recorded base weighed 2e16,
+/// and the fit's best point was whichever iteration happened to draw
+/// different extremes (seen on SimPy recordings with float limits).
+const SD_FLOOR: [f64; DIM] = [0.5, 0.5, 0.5, 1e-3, 1e-3, 1e-3, 0.5];
+
 /// The standardised distance over the active statistics.
 fn distance(target: &[f64; DIM], mean: &[f64; DIM], sd: &[f64; DIM], active: &Active) -> f64 {
     active
         .pairs()
         .iter()
-        .map(|&(_, j)| ((target[j] - mean[j]) / sd[j].max(1e-9)).powi(2))
+        .map(|&(_, j)| ((target[j] - mean[j]) / sd[j].max(SD_FLOOR[j])).powi(2))
         .sum()
 }
 
@@ -515,6 +524,25 @@ mod tests {
             ln_tick: 45.0f64.ln(),
         };
         (sets, truth)
+    }
+
+    #[test]
+    fn windows_that_agree_on_whole_mb_limits_do_not_weigh_a_fraction_of_a_mb() {
+        // Every window drew the same whole-MB extremes (sd 0), the recording
+        // has a fractional base: a 0.15 MB miss is a small distance, and a
+        // 10 MB miss on boot still outweighs it.
+        let target = [516.15, 48.6, 360.0, -0.7, -0.69, 1.02, 360.0];
+        let mean = [516.0, 48.6, 360.0, -0.7, -0.69, 1.02, 360.0];
+        let sd = [0.0, 0.0, 10.0, 0.05, 0.03, 0.002, 20.0];
+        let base_miss = distance(&target, &mean, &sd, &Active::KNOWN_TICK);
+        assert!(base_miss < 0.1, "{base_miss}");
+        let mut boot_off = mean;
+        boot_off[2] -= 10.0;
+        let boot_miss = distance(&target, &boot_off, &sd, &Active::KNOWN_TICK);
+        assert!(
+            boot_miss > 10.0 * base_miss,
+            "{boot_miss} against {base_miss}"
+        );
     }
 
     #[test]
