@@ -14,7 +14,8 @@ pub struct Budget {
     pub iterations: usize,
     /// Parametric-bootstrap draws at the chosen point.
     pub draws: usize,
-    /// Newton steps on the chosen structure (after its Jacobian).
+    /// Newton steps on each candidate structure, then on the chosen one
+    /// again (each after a Jacobian).
     pub refine: usize,
 }
 

@@ -148,7 +148,8 @@ pub fn calibrate(
 /// (`setup.rs` those that simulate nothing, `stages.rs` the rest): the
 /// regime, its clock, window and ceiling; the rate profile; the boot
 /// statistics and what the fit moves; the candidate structures; the pilot;
-/// a fit per structure; the chosen one's Newton steps; the client's stale
+/// a fit per structure, each with its Newton steps; the chosen one's Newton
+/// steps again from its point; the client's stale
 /// window; the draws and their screen; the reported values and notes.
 pub fn calibrate_observed(
     rec: &Recording,
@@ -216,6 +217,10 @@ pub fn calibrate_observed(
 
 /// Simulated windows `calibrate` runs with `budget` on `candidates` structures.
 pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
-    (candidates * budget.iterations.max(1) + 4 + fit::DIM + budget.refine) * budget.seeds
+    (candidates * (budget.iterations.max(1) + fit::DIM + budget.refine)
+        + 4
+        + fit::DIM
+        + budget.refine)
+        * budget.seeds
         + 2 * budget.draws
 }

@@ -256,6 +256,14 @@ pub fn fit_structures(
         let start = structures.start(m, &boot.data);
         let (seeds, iterations) = (&shared.fit_seeds, shared.budget.iterations);
         if let Some(fitted) = fit::fit(&p, start, seeds, iterations) {
+            // Scored after its Newton steps: the fixed-point steps alone
+            // left the base's memory model short of its point where its
+            // steps couple boot and velocity (distance 5-50 against
+            // plain's 0.3 on SimPy recordings with steps), and plain won
+            // (docs/calibration.md, tenth session). The chosen one's
+            // Newton steps then start again from its point, with a
+            // Jacobian taken there: the draws map through it.
+            let (fitted, _) = fit::refine(&p, fitted, seeds, shared.budget.refine);
             let ks = fit::score(&boot.data, &fitted.sims);
             results.push(Scored {
                 memory: m,
