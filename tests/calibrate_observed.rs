@@ -122,3 +122,37 @@ fn too_short_a_series_changes_nothing() {
     let without = calibrate(&rec, &base(), 1, Budget::TINY, false, &|_| ()).unwrap();
     assert_eq!(with.fits, without.fits);
 }
+
+/// Every candidate structure is scored after its own Newton steps: each
+/// takes a Jacobian (a set of windows per parameter the fit moves: six
+/// with a known tick) before its KS score, not only the chosen one after
+/// the choice (on recordings with steps the fixed-point steps alone left
+/// the base's memory model unconverged, and plain won). The progress
+/// bar's plan still bounds the count.
+#[test]
+fn every_candidate_is_scored_after_its_newton_steps() {
+    let rec = rows(23);
+    let b = Budget {
+        seeds: 2,
+        iterations: 1,
+        draws: 2,
+        refine: 1,
+    };
+    let c = calibrate(&rec, &base(), 1, b, false, &|_| ()).unwrap();
+    let candidates = c.structure.candidates.len();
+    assert!(candidates >= 2, "{:?}", c.structure.candidates);
+    // Per candidate: its fixed-point step and its Jacobian; then the
+    // pilot (two sets of twice the seeds) and the chosen one's Jacobian.
+    let least = (candidates * (b.iterations + 6) + 4 + 6) * b.seeds;
+    assert!(
+        c.seeds_simulated >= least,
+        "{} windows, at least {least} with a Jacobian per candidate",
+        c.seeds_simulated
+    );
+    let planned = fleetsim::replay::calibrate::planned_simulations(b, candidates);
+    assert!(
+        c.seeds_simulated <= planned,
+        "{} > {planned}",
+        c.seeds_simulated
+    );
+}
