@@ -258,8 +258,8 @@ pub fn fit_structures(
         if let Some(fitted) = fit::fit(&p, start, seeds, iterations) {
             // Scored after its Newton steps: the fixed-point steps alone
             // left the base's memory model short of its point where its
-            // steps couple boot and velocity (distance 5-50 against
-            // plain's 0.3 on SimPy recordings with steps), and plain won
+            // steps couple boot and velocity (distance 5-80 against
+            // plain's 0.3-5.7 on SimPy recordings with steps), and plain won
             // (docs/calibration.md, tenth session). The chosen one's
             // Newton steps then start again from its point, with a
             // Jacobian taken there: the draws map through it.
