@@ -155,4 +155,14 @@ fn every_candidate_is_scored_after_its_newton_steps() {
         "{} > {planned}",
         c.seeds_simulated
     );
+    // Without Newton steps no candidate takes a Jacobian it would throw
+    // away: only the chosen one's (the draws map through it).
+    let none = Budget { refine: 0, ..b };
+    let c0 = calibrate(&rec, &base(), 1, none, false, &|_| ()).unwrap();
+    let most = (candidates * none.iterations + 4 + 6) * none.seeds + 2 * none.draws;
+    assert!(
+        c0.seeds_simulated <= most,
+        "{} > {most}",
+        c0.seeds_simulated
+    );
 }

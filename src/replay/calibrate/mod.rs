@@ -217,10 +217,12 @@ pub fn calibrate_observed(
 
 /// Simulated windows `calibrate` runs with `budget` on `candidates` structures.
 pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
-    (candidates * (budget.iterations.max(1) + fit::DIM + budget.refine)
-        + 4
-        + fit::DIM
-        + budget.refine)
-        * budget.seeds
+    // Each candidate's Newton steps take a Jacobian first, when there are any.
+    let newton = if budget.refine > 0 {
+        fit::DIM + budget.refine
+    } else {
+        0
+    };
+    (candidates * (budget.iterations.max(1) + newton) + 4 + fit::DIM + budget.refine) * budget.seeds
         + 2 * budget.draws
 }

@@ -262,8 +262,13 @@ pub fn fit_structures(
             // plain's 0.3-5.7 on SimPy recordings with steps), and plain won
             // (docs/calibration.md, tenth session). The chosen one's
             // Newton steps then start again from its point, with a
-            // Jacobian taken there: the draws map through it.
-            let (fitted, _) = fit::refine(&p, fitted, seeds, shared.budget.refine);
+            // Jacobian taken there: the draws map through it. A budget
+            // without Newton steps (fuzzing, smoke tests) takes no
+            // Jacobian here: it would be thrown away.
+            let fitted = match shared.budget.refine {
+                0 => fitted,
+                steps => fit::refine(&p, fitted, seeds, steps).0,
+            };
             let ks = fit::score(&boot.data, &fitted.sims);
             results.push(Scored {
                 memory: m,
