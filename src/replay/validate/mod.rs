@@ -13,7 +13,11 @@
 //!   seeds' mean (for counts per hour, sd is at least the Poisson spread
 //!   of the mean count: a few seeds of a rare event often all read 0);
 //! - a distribution passes when the two-sample Kolmogorov-Smirnov test of
-//!   the recorded sample against the seeds' pooled samples gives p >= 0.01;
+//!   the recorded sample against the seeds' pooled samples gives p >= 0.01,
+//!   its statistic first divided by how much wider it spreads between the
+//!   simulated windows themselves than between independent samples
+//!   (`ks_inflation`, at least 1): a window's recycles are not independent
+//!   draws (near-periodic lives, the calibration draws' mixture);
 //! - a figure the recording has no field or event for (canaries, pressure,
 //!   requests, RSS, instances) is "not recorded": shown, never a warning,
 //!   and not counted against the verdict. It is decided from which fields
@@ -47,11 +51,12 @@ use crate::{Scenario, Sim, SimError};
 use rayon::prelude::*;
 pub use render::render;
 use serde::Serialize;
-pub use stats::{kolmogorov_q, ks_two_sample, normal_quantile, t_quantile};
+pub use stats::{kolmogorov_q, ks_lambda, ks_two_sample, normal_quantile, t_quantile};
 
 /// validation.json's schema: 2 added `not_recorded`, `resolution_mb`,
-/// recording-derived seeds and scenario draws.
-pub const SCHEMA: &str = "fleetsim.validation/2";
+/// recording-derived seeds and scenario draws; 3 the distributions'
+/// `inflation` (their p-values are judged against the model's own windows).
+pub const SCHEMA: &str = "fleetsim.validation/3";
 /// A figure passes inside the prediction interval of this two-sided
 /// coverage (Student t on the seeds' spread)...
 pub const COVERAGE: f64 = 0.99;
@@ -223,7 +228,11 @@ pub struct KsRow {
     pub recorded_n: usize,
     pub simulated_n: usize,
     pub ks_d: Option<f64>,
+    /// The KS p-value with the statistic divided by `inflation`.
     pub p_value: Option<f64>,
+    /// How much wider the statistic spreads between the model's own
+    /// windows than between independent samples (`ks_inflation`, >= 1).
+    pub inflation: f64,
     pub verdict: Verdict,
     /// The recorded sample, sorted (thinned as `thin` says), for overlays.
     pub recorded_sample: Vec<f64>,
@@ -450,6 +459,51 @@ fn figure_row(
     }
 }
 
+/// How much wider the KS statistic spreads between the simulated windows
+/// than between independent samples: `sqrt(mean(lambda_j^2) / (pi^2 /
+/// 12))`, where `lambda_j` is window `j`'s scaled statistic against the
+/// other windows pooled and `pi^2 / 12` is the Kolmogorov distribution's
+/// mean square. At least 1; 1 with fewer than `INFLATION_MIN_WINDOWS`
+/// windows of `INFLATION_MIN_VALUES` values or more.
+///
+/// A window's values are not independent draws: with near-constant leak
+/// velocities a worker's lives are almost periodic, so one day's recycle
+/// gaps are set by a few phases, and the windows run over calibration
+/// draws, so the pooled sample is a mixture a single window is not. The
+/// plain KS p-value then warns on windows the model itself produces; the
+/// model's own windows say by how much (`ks_row`).
+pub fn ks_inflation(windows: &[&[f64]]) -> f64 {
+    let used: Vec<usize> = (0..windows.len())
+        .filter(|&j| windows[j].len() >= INFLATION_MIN_VALUES)
+        .collect();
+    if used.len() < INFLATION_MIN_WINDOWS {
+        return 1.0;
+    }
+    let mut sum = 0.0;
+    let mut counted = 0usize;
+    for &j in &used {
+        let rest: Vec<f64> = (0..windows.len())
+            .filter(|&k| k != j)
+            .flat_map(|k| windows[k].iter().copied())
+            .collect();
+        if let Some((d, _)) = ks_two_sample(windows[j], &rest) {
+            let l = ks_lambda(d, windows[j].len(), rest.len());
+            sum += l * l;
+            counted += 1;
+        }
+    }
+    if counted < INFLATION_MIN_WINDOWS {
+        return 1.0;
+    }
+    let mean_square = std::f64::consts::PI.powi(2) / 12.0;
+    (sum / counted as f64 / mean_square).sqrt().max(1.0)
+}
+
+/// Windows with fewer values than this do not enter `ks_inflation`...
+pub const INFLATION_MIN_VALUES: usize = 5;
+/// ...and fewer such windows than this leave it at 1.
+pub const INFLATION_MIN_WINDOWS: usize = 8;
+
 fn ks_row(
     (name, needs): (&str, Needs),
     has: Recorded,
@@ -458,13 +512,19 @@ fn ks_row(
     pick: fn(&Figures) -> &[f64],
 ) -> KsRow {
     let pooled: Vec<f64> = sims.iter().flat_map(|f| pick(f).iter().copied()).collect();
-    let ks = ks_two_sample(recorded, &pooled);
+    let windows: Vec<&[f64]> = sims.iter().map(pick).collect();
+    let inflation = ks_inflation(&windows);
+    let ks = ks_two_sample(recorded, &pooled).map(|(d, _)| {
+        let l = ks_lambda(d, recorded.len(), pooled.len());
+        (d, kolmogorov_q(l / inflation))
+    });
     KsRow {
         name: name.to_string(),
         recorded_n: recorded.len(),
         simulated_n: pooled.len(),
         ks_d: ks.map(|k| k.0),
         p_value: ks.map(|k| k.1),
+        inflation,
         verdict: match ks {
             _ if !has.has(needs) => Verdict::NotRecorded,
             Some((_, p)) if p >= KS_ALPHA => Verdict::Pass,
@@ -599,7 +659,9 @@ fn rules(whole_mb: bool) -> Vec<String> {
         ),
         format!(
             "distribution: pass when the two-sample Kolmogorov-Smirnov p-value (recorded vs \
-             the seeds pooled) is >= {KS_ALPHA}"
+             the seeds pooled) is >= {KS_ALPHA}, the statistic first divided by its inflation: \
+             how much wider it spreads between the simulated windows, each against the others \
+             pooled, than between independent samples (at least 1)"
         ),
         "not recorded: the recording has no field or event the row needs (canaries, pressure, \
          requests, RSS, instances): shown, not judged"
@@ -637,6 +699,35 @@ mod tests {
         assert!((t_quantile(0.975, 30) - 2.042).abs() < 0.002);
         assert!((normal_quantile(0.995) - 2.575_829).abs() < 1e-5);
         assert_eq!(t_quantile(0.995, 0), f64::INFINITY);
+    }
+
+    /// Windows of independent draws from one distribution spread as the
+    /// Kolmogorov distribution says (inflation about 1); windows that each
+    /// carry their own offset spread wider, and the inflation says how much.
+    #[test]
+    fn the_inflation_measures_dependence_within_windows() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut u = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let iid: Vec<Vec<f64>> = (0..32).map(|_| (0..40).map(|_| u()).collect()).collect();
+        let shifted: Vec<Vec<f64>> = (0..32)
+            .map(|_| {
+                let off = 0.6 * u();
+                (0..40).map(|_| u() + off).collect()
+            })
+            .collect();
+        let of = |w: &[Vec<f64>]| ks_inflation(&w.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        let (a, b) = (of(&iid), of(&shifted));
+        assert!(a < 1.1, "independent windows: {a}");
+        assert!(b > 1.5, "offset windows: {b}");
+        // Too few windows of enough values: no correction.
+        assert_eq!(of(&shifted[..7]), 1.0);
+        let short: Vec<Vec<f64>> = shifted.iter().map(|w| w[..4].to_vec()).collect();
+        assert_eq!(of(&short), 1.0);
     }
 
     /// The rule is the 99% prediction interval of one new window: t on

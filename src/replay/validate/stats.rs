@@ -96,9 +96,16 @@ pub fn ks_two_sample(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
         }
         d = d.max((i as f64 / n - j as f64 / m).abs());
     }
+    Some((d, kolmogorov_q(ks_lambda(d, a.len(), b.len()))))
+}
+
+/// The KS statistic `d` of samples of `n` and `m` values scaled to the
+/// Kolmogorov distribution: `(sqrt(ne) + 0.12 + 0.11 / sqrt(ne)) d`, `ne =
+/// n m / (n + m)`.
+pub fn ks_lambda(d: f64, n: usize, m: usize) -> f64 {
+    let (n, m) = (n as f64, m as f64);
     let ne = n * m / (n + m);
-    let lambda = (ne.sqrt() + 0.12 + 0.11 / ne.sqrt()) * d;
-    Some((d, kolmogorov_q(lambda)))
+    (ne.sqrt() + 0.12 + 0.11 / ne.sqrt()) * d
 }
 
 /// `Q(l) = 2 sum_{k>=1} (-1)^(k-1) exp(-2 k^2 l^2)`, the Kolmogorov
