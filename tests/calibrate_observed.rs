@@ -142,8 +142,9 @@ fn every_candidate_is_scored_after_its_newton_steps() {
     let candidates = c.structure.candidates.len();
     assert!(candidates >= 2, "{:?}", c.structure.candidates);
     // Per candidate: its fixed-point step and its Jacobian; then the
-    // pilot (two sets of twice the seeds) and the chosen one's Jacobian.
-    let least = (candidates * (b.iterations + 6) + 4 + 6) * b.seeds;
+    // pilot twice (two sets of twice the seeds each) and the chosen one's
+    // Jacobian.
+    let least = (candidates * (b.iterations + 6) + 8 + 6) * b.seeds;
     assert!(
         c.seeds_simulated >= least,
         "{} windows, at least {least} with a Jacobian per candidate",
@@ -159,7 +160,8 @@ fn every_candidate_is_scored_after_its_newton_steps() {
     // away: only the chosen one's (the draws map through it).
     let none = Budget { refine: 0, ..b };
     let c0 = calibrate(&rec, &base(), 1, none, false, &|_| ()).unwrap();
-    let most = (candidates * none.iterations + 4 + 6) * none.seeds + 2 * none.draws;
+    // (The pilot runs twice: at the start and at the fitted point.)
+    let most = (candidates * none.iterations + 9 + 6) * none.seeds + 2 * none.draws;
     assert!(
         c0.seeds_simulated <= most,
         "{} > {most}",

@@ -148,7 +148,8 @@ pub fn calibrate(
 /// (`setup.rs` those that simulate nothing, `stages.rs` the rest): the
 /// regime, its clock, window and ceiling; the rate profile; the boot
 /// statistics and what the fit moves; the candidate structures; the pilot;
-/// a fit per structure, each with its Newton steps; the chosen one's Newton
+/// a fit per structure, each with its Newton steps; the pilot again at the
+/// chosen one's point; the chosen one's Newton
 /// steps again from its point; the client's stale
 /// window; the draws and their screen; the reported values and notes.
 pub fn calibrate_observed(
@@ -183,7 +184,24 @@ pub fn calibrate_observed(
     if boot.observed_boot.is_none() {
         stages::pilot(&regime, &mut boot, &structures, &shared, &mut notes)?;
     }
-    let (chosen, fitted) = stages::fit_structures(&boot, &structures, &candidates, &shared)?;
+    let (chosen, mut fitted) = stages::fit_structures(&boot, &structures, &candidates, &shared)?;
+    // The pilot's weights again where the fit landed; the chosen point
+    // re-scored under them when they changed.
+    let warmup = structures.growth(chosen.memory).0;
+    if boot.observed_boot.is_none()
+        && stages::repilot(
+            &regime,
+            &mut boot,
+            &chosen,
+            &fitted.theta,
+            warmup,
+            &shared,
+            &mut notes,
+        )?
+    {
+        let p = shared.problem(&boot.data, boot.context, chosen.sets.clone());
+        fitted = fit::rescore(&p, fitted.theta, &shared.fit_seeds);
+    }
 
     let mut p = shared.problem(&boot.data, boot.context, chosen.sets.clone());
     // Newton steps for the chosen structure, with the Jacobian at its point.
@@ -223,6 +241,10 @@ pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
     } else {
         0
     };
-    (candidates * (budget.iterations.max(1) + newton) + 4 + fit::DIM + budget.refine) * budget.seeds
+    // The pilot at the start and at the fitted point (two sets of twice the
+    // seeds each), the chosen point re-scored when the second changed it.
+    let pilots = 4 + 4 + 1;
+    (candidates * (budget.iterations.max(1) + newton) + pilots + fit::DIM + budget.refine)
+        * budget.seeds
         + 2 * budget.draws
 }
