@@ -199,33 +199,22 @@ fn calibration_survives_whole_mb_rows_without_slots() {
     assert_eq!(c.structure.rate_from, "requests over the window");
 }
 
-/// Whole-MB rows of a fleet whose leak velocities are nearly constant
-/// (fleet 54 of issue 14's third held-out draw with leak cv 0.02: boot
-/// 309, limits 561 +- 39, 0.295 MB/request, 1.13 rps). An overshoot
-/// quantile that sits on one whole MB of margin reads requests / (rss -
-/// boot), which follows the velocity: with the pilot's sensitivities taken
-/// at a fixed leak it looked precise, took all the weight, and the fit slid
-/// along the ridge of equal requests per worker to boot 238 and 264 on the
-/// SimPy model's two recordings (the leak +28%). Taken along that ridge,
-/// the slope statistic shares the weight and boot lands within 25 MB.
+/// Whole-MB rows of a fleet whose leak velocities are nearly constant, from
+/// the independent SimPy model (fleet 54 of issue 14's third held-out draw
+/// with leak cv 0.02: boot 309, limits 561 +- 39, 0.295 MB/request, 1.13
+/// rps; tests/recordings/README.md). An overshoot quantile that sits on one
+/// whole MB of margin reads requests / (rss - boot), which follows the
+/// velocity: with the pilot's sensitivities taken at the start at a fixed
+/// leak it took all the weight, and the fit slid along the ridge of equal
+/// requests per worker to boot 238 (the leak +28%). The pilot again at the
+/// fitted point, along that ridge, gives the slope statistic its share and
+/// boot lands within 25 MB.
 #[test]
 fn whole_mb_rows_of_near_constant_velocities_keep_boot() {
-    let sets = [
-        "run.duration_h=24",
-        "fleet.boot_rss_mb=309",
-        "fleet.leak.mean_mb_per_request=0.295",
-        "fleet.leak.cv=0.02",
-        "fleet.leak.warmup_mb=0",
-        "fleet.leak.step_probability=0",
-        "workload.rps=1.13",
-        "workload.profile=constant",
-        "policy.busy_deferral=false",
-        "policy.base_limit_mb=561",
-        "policy.jitter_mb=39",
-        "policy.hard_limit_mb=711",
-    ];
-    let rec = recycle_rows(&recording(&sets, 3), true, true);
-    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let text = shipped("tests/recordings/truth-fleet54-cv002-whole-mb.csv");
+    let part = import::parse("truth-fleet54-cv002-whole-mb.csv", &text).unwrap();
+    let rec = Recording::assemble(vec![part]).unwrap();
+    let c = calibrate(&rec, &raw(&[]), 2).expect("calibrates");
     assert!(c.structure.whole_mb);
     let boot = value(&c, "fleet.boot_rss_mb");
     let mean = value(&c, "fleet.leak.mean_mb_per_request");
@@ -236,6 +225,13 @@ fn whole_mb_rows_of_near_constant_velocities_keep_boot() {
     assert!(
         (mean / 0.295 - 1.0).abs() <= 0.15,
         "leak {mean} (truth 0.295), boot {boot}"
+    );
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("weighed again at the fitted point")),
+        "{:?}",
+        c.notes
     );
 }
 
