@@ -51,7 +51,10 @@ use crate::{Scenario, Sim, SimError};
 use rayon::prelude::*;
 pub use render::render;
 use serde::Serialize;
-pub use stats::{kolmogorov_q, ks_lambda, ks_two_sample, normal_quantile, t_quantile};
+pub use stats::{
+    INFLATION_MIN_VALUES, INFLATION_MIN_WINDOWS, kolmogorov_q, ks_inflation, ks_lambda,
+    ks_two_sample, normal_quantile, t_quantile,
+};
 
 /// validation.json's schema: 2 added `not_recorded`, `resolution_mb`,
 /// recording-derived seeds and scenario draws; 3 the distributions'
@@ -459,51 +462,6 @@ fn figure_row(
     }
 }
 
-/// How much wider the KS statistic spreads between the simulated windows
-/// than between independent samples: `sqrt(mean(lambda_j^2) / (pi^2 /
-/// 12))`, where `lambda_j` is window `j`'s scaled statistic against the
-/// other windows pooled and `pi^2 / 12` is the Kolmogorov distribution's
-/// mean square. At least 1; 1 with fewer than `INFLATION_MIN_WINDOWS`
-/// windows of `INFLATION_MIN_VALUES` values or more.
-///
-/// A window's values are not independent draws: with near-constant leak
-/// velocities a worker's lives are almost periodic, so one day's recycle
-/// gaps are set by a few phases, and the windows run over calibration
-/// draws, so the pooled sample is a mixture a single window is not. The
-/// plain KS p-value then warns on windows the model itself produces; the
-/// model's own windows say by how much (`ks_row`).
-pub fn ks_inflation(windows: &[&[f64]]) -> f64 {
-    let used: Vec<usize> = (0..windows.len())
-        .filter(|&j| windows[j].len() >= INFLATION_MIN_VALUES)
-        .collect();
-    if used.len() < INFLATION_MIN_WINDOWS {
-        return 1.0;
-    }
-    let mut sum = 0.0;
-    let mut counted = 0usize;
-    for &j in &used {
-        let rest: Vec<f64> = (0..windows.len())
-            .filter(|&k| k != j)
-            .flat_map(|k| windows[k].iter().copied())
-            .collect();
-        if let Some((d, _)) = ks_two_sample(windows[j], &rest) {
-            let l = ks_lambda(d, windows[j].len(), rest.len());
-            sum += l * l;
-            counted += 1;
-        }
-    }
-    if counted < INFLATION_MIN_WINDOWS {
-        return 1.0;
-    }
-    let mean_square = std::f64::consts::PI.powi(2) / 12.0;
-    (sum / counted as f64 / mean_square).sqrt().max(1.0)
-}
-
-/// Windows with fewer values than this do not enter `ks_inflation`...
-pub const INFLATION_MIN_VALUES: usize = 5;
-/// ...and fewer such windows than this leave it at 1.
-pub const INFLATION_MIN_WINDOWS: usize = 8;
-
 fn ks_row(
     (name, needs): (&str, Needs),
     has: Recorded,
@@ -699,35 +657,6 @@ mod tests {
         assert!((t_quantile(0.975, 30) - 2.042).abs() < 0.002);
         assert!((normal_quantile(0.995) - 2.575_829).abs() < 1e-5);
         assert_eq!(t_quantile(0.995, 0), f64::INFINITY);
-    }
-
-    /// Windows of independent draws from one distribution spread as the
-    /// Kolmogorov distribution says (inflation about 1); windows that each
-    /// carry their own offset spread wider, and the inflation says how much.
-    #[test]
-    fn the_inflation_measures_dependence_within_windows() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut u = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let iid: Vec<Vec<f64>> = (0..32).map(|_| (0..40).map(|_| u()).collect()).collect();
-        let shifted: Vec<Vec<f64>> = (0..32)
-            .map(|_| {
-                let off = 0.6 * u();
-                (0..40).map(|_| u() + off).collect()
-            })
-            .collect();
-        let of = |w: &[Vec<f64>]| ks_inflation(&w.iter().map(Vec::as_slice).collect::<Vec<_>>());
-        let (a, b) = (of(&iid), of(&shifted));
-        assert!(a < 1.1, "independent windows: {a}");
-        assert!(b > 1.5, "offset windows: {b}");
-        // Too few windows of enough values: no correction.
-        assert_eq!(of(&shifted[..7]), 1.0);
-        let short: Vec<Vec<f64>> = shifted.iter().map(|w| w[..4].to_vec()).collect();
-        assert_eq!(of(&short), 1.0);
     }
 
     /// The rule is the 99% prediction interval of one new window: t on
