@@ -289,9 +289,6 @@ pub fn jacobian(p: &Problem, theta: &Theta, seeds: &[u64], mean: &[f64; DIM]) ->
 /// logs): a noisy Jacobian must not throw the fit across the space.
 const MAX_STEP: [f64; DIM] = [10.0, 10.0, 60.0, 0.5, 0.5, 0.2, 0.3];
 
-/// Newton steps from `fitted` with the Jacobian taken there: `theta +=
-/// J^-1 (s_rec - mean s_sim)`, kept while the distance falls. Returns the
-/// best point and the Jacobian (the draws map through it too).
 /// `theta`'s windows and distance under `p` (its statistics changed).
 pub fn rescore(p: &Problem, theta: Theta, seeds: &[u64]) -> Fitted {
     let target = stat_vec(p.data);
@@ -306,6 +303,9 @@ pub fn rescore(p: &Problem, theta: Theta, seeds: &[u64]) -> Fitted {
     }
 }
 
+/// Newton steps from `fitted` with the Jacobian taken there: `theta +=
+/// J^-1 (s_rec - mean s_sim)`, kept while the distance falls. Returns the
+/// best point and the Jacobian (the draws map through it too).
 pub fn refine(p: &Problem, fitted: Fitted, seeds: &[u64], steps: usize) -> (Fitted, Jacobian) {
     let target = stat_vec(p.data);
     let Some((mean, _, _)) = mean_sd(&fitted.sims) else {
