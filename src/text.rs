@@ -5,6 +5,8 @@
 //! newline or other control character, which would break the one-line error
 //! the CLI promises. Found by the `sweep` fuzz target (fuzz/README.md).
 //!
+//! `brief`: `one_line`, cut to a length a terminal can show.
+//!
 //! `Fixed`: a float with a fixed number of decimals, byte for byte what
 //! `format!("{:.N}", x)` writes, without its exact decimal expansion (the
 //! CSV writers format tens of thousands of floats a run, and std's
@@ -20,6 +22,30 @@ use std::fmt;
 pub fn one_line(s: &str) -> Cow<'_, str> {
     escape(s, |_| false)
 }
+
+/// `one_line`, at most `BRIEF_CHARS` characters of it: an error quoting a
+/// recorded value must not repeat a 50 MB field back (a recording's line
+/// has no length bound but the file's). The cut says how much it left out.
+pub fn brief(s: &str) -> Cow<'_, str> {
+    match one_line(s) {
+        Cow::Borrowed(b) => cut(b, BRIEF_CHARS),
+        Cow::Owned(o) => Cow::Owned(cut(&o, BRIEF_CHARS).into_owned()),
+    }
+}
+
+/// `s`, at most `max` characters of it, and how many more there were.
+pub fn cut(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => Cow::Borrowed(s),
+        Some((at, _)) => {
+            let rest = s[at..].chars().count();
+            Cow::Owned(format!("{}... ({rest} more characters)", &s[..at]))
+        }
+    }
+}
+
+/// How much of an error's quoted text `brief` keeps.
+pub const BRIEF_CHARS: usize = 1000;
 
 /// Text for a terminal: `one_line` but for its line breaks, so a report
 /// quoting recorded names (an instance called `\u{1b}[2J`) cannot drive
@@ -115,7 +141,29 @@ impl fmt::Display for Fixed {
 
 #[cfg(test)]
 mod tests {
-    use super::{Fixed, one_line};
+    use super::{BRIEF_CHARS, Fixed, brief, one_line};
+
+    #[test]
+    fn a_long_quoted_value_is_cut_and_says_how_much() {
+        let long = format!(
+            "column `requests`: `{}` is not a whole number",
+            "9".repeat(50_000)
+        );
+        let b = brief(&long);
+        let tail = format!("... ({} more characters)", long.len() - BRIEF_CHARS);
+        assert_eq!(b.chars().count(), BRIEF_CHARS + tail.len());
+        assert!(b.starts_with("column `requests`: `999"));
+        assert!(b.ends_with(&tail), "{b}");
+        // Short text is kept whole (and still on one line).
+        assert_eq!(brief("a\nb"), "a\\nb");
+        assert_eq!(brief("short"), "short");
+        // The cut falls on a character boundary.
+        let wide = "\u{e9}".repeat(BRIEF_CHARS + 100);
+        assert_eq!(
+            brief(&wide).chars().filter(|&c| c == '\u{e9}').count(),
+            BRIEF_CHARS
+        );
+    }
 
     #[test]
     fn control_characters_are_escaped_and_the_rest_kept() {

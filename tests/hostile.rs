@@ -119,6 +119,81 @@ fn hostile_recordings_are_refused_naming_file_and_line() {
 }
 
 #[test]
+fn a_long_field_is_not_echoed_back_whole() {
+    // A 5 MB field: the error quotes at most a screen of it, on one line,
+    // and a server log's unparsed line keeps a short reason in the report
+    // and in analysis.json.
+    let dir = TempDir::new("hostile-long-field");
+    let csv = dir.path().join("long.csv");
+    let field = "9".repeat(5_000_000);
+    std::fs::write(
+        &csv,
+        format!(
+            "ts,event,instance,worker,rss_mb,limit_mb,requests\n\
+             100,worker_recycled,a,w1,500,490,{field}\n"
+        ),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let (out, took) = fleetsim(
+        &[
+            "replay",
+            csv.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    refused(
+        "replay long.csv",
+        &(out.clone(), took),
+        2,
+        &["long.csv:2: column `requests`", "more characters)"],
+    );
+    assert!(
+        out.stderr.len() < 2_000,
+        "{} bytes of error",
+        out.stderr.len()
+    );
+
+    let log = dir.path().join("long.log");
+    std::fs::write(
+        &log,
+        format!(
+            "20:15:38 RECYCLE inst-A rss=564 lim=507 after=858req\n\
+             20:17:02 RECYCLE inst-A rss=5{field} lim=507 after=858req\n"
+        ),
+    )
+    .unwrap();
+    let (out, _) = fleetsim(
+        &[
+            "replay",
+            log.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains("line 2:"), "{report}");
+    assert!(
+        out.stdout.len() < 20_000,
+        "{} bytes of report",
+        out.stdout.len()
+    );
+    let json = std::fs::metadata(out_dir.join("analysis.json"))
+        .unwrap()
+        .len();
+    assert!(json < 40_000, "{json} bytes of analysis.json");
+}
+
+#[test]
 fn unknown_event_kinds_are_listed_with_their_lines() {
     let dir = TempDir::new("hostile-unknown");
     let path = dir.path().join("unknown.csv");

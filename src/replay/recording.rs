@@ -304,7 +304,8 @@ impl Source {
             self.unparsed.push(Unparsed {
                 line,
                 text: text.chars().take(200).collect(),
-                reason,
+                // (A reason quotes the field it could not read: cut too.)
+                reason: crate::text::cut(&reason, 300).into_owned(),
             });
         }
     }

@@ -25,7 +25,7 @@ pub mod uvicorn;
 pub mod uwsgi;
 
 use super::recording::{Format, Part};
-use crate::text::one_line;
+use crate::text::{brief, one_line};
 use std::io::Read;
 
 pub use fields::COLUMNS;
@@ -34,23 +34,40 @@ pub use fields::COLUMNS;
 /// telemetry, or 10^6 Prometheus points, fit many times over).
 pub const MAX_BYTES: u64 = 256 << 20;
 
+/// The most memory a recorded size may say (MB): 10^9 MB, a petabyte, is
+/// more than any host a worker runs on. Past it a value is a corrupt field,
+/// not a measurement (an `rss_mb` of 1e308 once went through to a report
+/// printing a 309-digit peak RSS).
+pub const MAX_MB: f64 = 1e9;
+
+/// `x` MB, if it is a memory size a recording can hold: at most `MAX_MB`.
+pub fn memory_mb(x: f64) -> Result<f64, String> {
+    if x <= MAX_MB {
+        Ok(x)
+    } else {
+        Err(format!(
+            "{x:e} MB is more than any host's memory (at most {MAX_MB:e} MB)"
+        ))
+    }
+}
+
 /// Lines looked at to recognise a server's log.
 const DETECT_LINES: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ImportError {
     /// A bad row: the file, its line and what is wrong.
-    #[error("{}:{line}: {}", one_line(.file), one_line(.reason))]
+    #[error("{}:{line}: {}", one_line(.file), brief(.reason))]
     Row {
         file: String,
         line: usize,
         reason: String,
     },
     /// The file as a whole: unreadable, not text, not a known format.
-    #[error("{}: {}", one_line(.file), one_line(.reason))]
+    #[error("{}: {}", one_line(.file), brief(.reason))]
     File { file: String, reason: String },
     /// Files whose timestamps cannot be placed on one axis.
-    #[error("{}", one_line(.0))]
+    #[error("{}", brief(.0))]
     Axes(String),
 }
 

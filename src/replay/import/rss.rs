@@ -98,7 +98,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
 /// An RSS in MB: finite and not negative.
 pub fn rss(v: &str) -> Result<f64, String> {
     match v.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(x) if x.is_finite() && x >= 0.0 => super::memory_mb(x),
         Ok(_) => Err(format!("`{v}` is not an RSS (finite, not negative)")),
         Err(_) => Err(format!("`{v}` is not a number")),
     }
