@@ -332,7 +332,7 @@ fn what_ifs_are_tabled_and_drawn() {
     assert!(html.contains("id=\"whatif\""));
     let file: Value =
         serde_json::from_slice(&fs::read(dir.path().join("whatif.json")).unwrap()).unwrap();
-    assert_eq!(file["schema"], "fleetsim.whatif/2");
+    assert_eq!(file["schema"], "fleetsim.whatif/3");
     // The page carries the caveat exactly when whatif.json says the
     // calibration did not reproduce its window (`forced` only then: --force
     // on a validated calibration forces nothing). Which way this window's
@@ -362,8 +362,16 @@ fn what_ifs_are_tabled_and_drawn() {
         flipped["calibration_reproduces"] = (!reproduces).into();
         flipped["forced"] = reproduces.into();
         flipped["warned"] = serde_json::json!(["p90 requests per worker"]);
+        flipped["policies"][1]["not_applied"] = serde_json::json!(["[fleet]", "[client]"]);
         files.insert("whatif.json".into(), serde_json::to_vec(&flipped).unwrap());
         let r = build(Kind::Replay, "flipped", &files).unwrap();
+        // What of a what-if file was not laid over the scenario is on the page.
+        assert!(
+            r.html
+                .contains("not applied: [fleet], [client] (a what-if lays only the file"),
+            "the page names the tables a what-if did not apply"
+        );
+        assert!(!html.contains("not applied:"), "none in the shipped files");
         assert_eq!(
             r.html.contains(caveat),
             reproduces,

@@ -315,8 +315,25 @@ fn what_ifs_on_a_failed_calibration_are_refused_or_forced_and_labelled() {
     );
 
     let out = dir.path().join("forced");
-    let (code, stdout, err) = replay(&out, &["--what-if", bucket, "--force"]);
+    // A what-if file with tables beyond its [policy]: they are not laid
+    // over the calibrated scenario, and the output says so.
+    let extra = dir.path().join("limit-and-fleet.toml");
+    std::fs::write(
+        &extra,
+        "name = \"x\"\n[policy]\nbase_limit_mb = 480\n[fleet]\nworkers_per_instance = 8\n\
+         [fleet.cow]\npreload = false\n[client.x]\ny = 1\n",
+    )
+    .unwrap();
+    let extra = extra.to_str().unwrap();
+    let (code, stdout, err) = replay(&out, &["--what-if", bucket, "--what-if", extra, "--force"]);
     assert_eq!(code, Some(0), "{err}");
+    assert!(
+        stdout.contains(
+            "not applied: [client.x], [fleet], [fleet.cow] (a what-if lays only the file's \
+             [policy] over"
+        ),
+        "{stdout}"
+    );
     assert!(
         stdout.contains(
             "WARNING: calibration does NOT reproduce its window (rows fetch_failed per hour); \
@@ -326,8 +343,13 @@ fn what_ifs_on_a_failed_calibration_are_refused_or_forced_and_labelled() {
     );
     let w: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("whatif.json")).unwrap()).unwrap();
-    assert_eq!(w["schema"], "fleetsim.whatif/2");
+    assert_eq!(w["schema"], "fleetsim.whatif/3");
     assert_eq!(w["calibration_reproduces"], false);
+    assert_eq!(w["policies"][1]["not_applied"], serde_json::json!([]));
+    assert_eq!(
+        w["policies"][2]["not_applied"],
+        serde_json::json!(["[client.x]", "[fleet]", "[fleet.cow]"])
+    );
     assert_eq!(w["forced"], true);
     assert_eq!(w["warned"][0], "fetch_failed per hour");
     assert_eq!(w["policies"][0]["policy"], "recorded");

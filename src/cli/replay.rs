@@ -233,8 +233,39 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The calibrated scenario with `path`'s [policy] laid over its policy.
-fn alternative(calibrated: &str, path: &Path) -> Result<(String, fleetsim::Scenario), Failure> {
+/// A what-if file's tables and keys that are not laid over the calibrated
+/// scenario: everything but `[policy]` and a preset's `extends`, `name`
+/// and `description` (its `[fleet]`, `[client]`... would change what the
+/// calibration fitted). Tables by their dotted path, as the file names
+/// them (`[fleet.cow]`), keys by name.
+fn not_applied(fragment: &toml::Table) -> Vec<String> {
+    fn walk(path: &str, t: &toml::Table, out: &mut Vec<String>) {
+        if t.values().any(|v| !v.is_table()) {
+            out.push(format!("[{path}]"));
+        }
+        for (k, v) in t {
+            if let toml::Value::Table(sub) = v {
+                walk(&format!("{path}.{k}"), sub, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (k, v) in fragment {
+        match v {
+            _ if matches!(k.as_str(), "policy" | "extends" | "name" | "description") => {}
+            toml::Value::Table(t) => walk(k, t, &mut out),
+            _ => out.push(format!("`{k}`")),
+        }
+    }
+    out
+}
+
+/// The calibrated scenario with `path`'s [policy] laid over its policy,
+/// and what of the file was not laid over (`not_applied`).
+fn alternative(
+    calibrated: &str,
+    path: &Path,
+) -> Result<(String, fleetsim::Scenario, Vec<String>), Failure> {
     let name = path.display().to_string();
     let text = super::limits::read_input_text(path)?;
     let fragment: toml::Table = text
@@ -260,7 +291,7 @@ fn alternative(calibrated: &str, path: &Path) -> Result<(String, fleetsim::Scena
                 e.line = None; // the text is the calibrated scenario, not the file
                 Failure::input(format!("{e} (laid over the calibrated scenario)"))
             })?;
-    Ok((name, sc))
+    Ok((name, sc, not_applied(&fragment)))
 }
 
 fn lay_over(base: &mut toml::Table, over: &toml::Table) {
@@ -426,14 +457,18 @@ fn what_ifs(
         .map(|p| (p.display().to_string(), Vec::new()))
         .collect();
     let mut refused = 0usize;
+    let mut unapplied: Vec<Vec<String>> = Vec::new();
     for (i, text) in texts.iter().enumerate() {
         let alts: Result<Vec<_>, Failure> =
             args.what_if.iter().map(|p| alternative(text, p)).collect();
         match alts {
             Ok(alts) => {
                 kept.push(i);
-                for (slot, (_, sc)) in per_file.iter_mut().zip(alts) {
+                for (slot, (_, sc, left)) in per_file.iter_mut().zip(alts) {
                     slot.1.push(sc);
+                    if i == 0 {
+                        unapplied.push(left);
+                    }
                 }
             }
             Err(e) if i == 0 => return Err(e),
@@ -452,9 +487,14 @@ fn what_ifs(
         kept.iter().map(|&i| draws[i].scenario.clone()).collect();
     let runs = replay::whatif::what_if_runs(&recorded, alternatives.len(), seeds.len());
     let bar = Progress::new("what-if", runs as u64, "simulated windows");
-    let policies = replay::whatif::what_if_with(&recorded, &alternatives, seeds, &|| bar.inc(1))
-        .map_err(|e| Failure::run(format!("what-if run failed: {e}")))?;
+    let mut policies =
+        replay::whatif::what_if_with(&recorded, &alternatives, seeds, &|| bar.inc(1))
+            .map_err(|e| Failure::run(format!("what-if run failed: {e}")))?;
     bar.finish();
+    // (The recorded policy comes first; then one result a file, in order.)
+    for (p, left) in policies.iter_mut().skip(1).zip(unapplied) {
+        p.not_applied = left;
+    }
     let w = replay::whatif::WhatIf {
         schema: replay::whatif::SCHEMA,
         calibration_reproduces: v.reproduces,

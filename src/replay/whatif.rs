@@ -60,10 +60,16 @@ pub struct PolicyResult {
     /// Why the change does less than it says: the gate that binds instead
     /// (`shadowed`). Empty for the recorded policy.
     pub shadowed: Vec<String>,
+    /// What the what-if file holds beyond its `[policy]` and was not laid
+    /// over the calibrated scenario (`[fleet.cow]`, `[client]`...: the
+    /// fleet, workload and client stay as calibrated). Set by the caller
+    /// that read the file; empty for the recorded policy.
+    pub not_applied: Vec<String>,
 }
 
-/// whatif.json's schema: 2 is this object; 1 was the bare array of policies.
-pub const SCHEMA: &str = "fleetsim.whatif/2";
+/// whatif.json's schema: 3 adds each policy's `not_applied`; 2 was this
+/// object without it; 1 the bare array of policies.
+pub const SCHEMA: &str = "fleetsim.whatif/3";
 
 /// whatif.json: the policies and what they rest on.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -257,6 +263,7 @@ fn result(
         policy: name.to_string(),
         figures,
         shadowed,
+        not_applied: Vec::new(),
     }
 }
 
@@ -361,6 +368,15 @@ pub fn caveat(w: &WhatIf) -> Option<String> {
     })
 }
 
+/// `not_applied`'s line: what was left and why.
+pub fn not_applied_note(left: &[String]) -> String {
+    format!(
+        "{} (a what-if lays only the file's [policy] over the calibrated scenario; the fleet, \
+         workload and client stay as calibrated)",
+        left.join(", ")
+    )
+}
+
 /// The table the user came for: one row per policy, each figure's mean and
 /// (after the recorded row) its difference against the recorded policy.
 pub fn render(w: &WhatIf) -> String {
@@ -383,6 +399,12 @@ pub fn render(w: &WhatIf) -> String {
         s.push_str(&format!("  {}\n", r.policy));
         for note in &r.shadowed {
             s.push_str(&format!("    shadowed: {note}\n"));
+        }
+        if !r.not_applied.is_empty() {
+            s.push_str(&format!(
+                "    not applied: {}\n",
+                not_applied_note(&r.not_applied)
+            ));
         }
         for (f, (_, label)) in r.figures.iter().zip(FIGURES) {
             let shown = if f.metric == "capacity_loss_fraction" {

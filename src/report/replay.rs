@@ -350,6 +350,13 @@ pub fn build_replay_with(
             for n in &p.shadowed {
                 notes.push(format!("what-if {}: shadowed: {n}", p.name));
             }
+            if !p.not_applied.is_empty() {
+                notes.push(format!(
+                    "what-if {}: not applied: {}",
+                    p.name,
+                    crate::replay::whatif::not_applied_note(&p.not_applied)
+                ));
+            }
         }
         if policies.len() < 2 {
             notes.push("whatif.json holds no alternative policy: no what-if chart.".into());

@@ -7,7 +7,9 @@
 //! (one seed) is `null` there and shows as "-", never as zero. Schema 2
 //! (`fleetsim.whatif/2`) is an object that says what the what-ifs rest on
 //! (`calibration_reproduces`, `forced`, `warned`) and, per policy, the
-//! gates that shadow its change; schema 1 was the bare array of policies.
+//! gates that shadow its change; schema 3 adds, per policy, what of its
+//! file was not applied (`not_applied`); schema 1 was the bare array of
+//! policies.
 
 use super::chart::{self, Area, DrawResult, LEGEND_W, Swatch, axis_style, label_style, legend};
 use super::{Grid, ReportError, html, palette as pal};
@@ -38,6 +40,9 @@ pub struct Policy {
     pub name: String,
     pub cells: Vec<Cell>,
     pub shadowed: Vec<String>,
+    /// What of the what-if file was not laid over the calibrated scenario
+    /// (schema 3; empty before).
+    pub not_applied: Vec<String>,
 }
 
 /// whatif.json: the policies, and the caveat they carry when the
@@ -126,17 +131,19 @@ fn policies(arr: &[Value]) -> Result<Vec<Policy>, ReportError> {
                     }
                 })
                 .collect();
-            let shadowed = p
-                .get("shadowed")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|n| n.as_str().map(str::to_string))
-                .collect();
+            let strings = |key: &str| -> Vec<String> {
+                p.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect()
+            };
             Ok(Policy {
                 name: name.to_string(),
                 cells,
-                shadowed,
+                shadowed: strings("shadowed"),
+                not_applied: strings("not_applied"),
             })
         })
         .collect()
