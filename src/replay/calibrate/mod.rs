@@ -44,6 +44,7 @@ pub mod observed;
 mod output;
 mod screen;
 mod setup;
+mod shape;
 mod stages;
 
 pub use calibration::{Budget, Calibration, Candidate, Fit, SCHEMA, Structure};
@@ -165,14 +166,26 @@ pub fn calibrate_observed(
     let views = regimes::split(rec, (w.start_s, w.end_s));
     let regime = setup::regime(&views)?;
     let base_text = BaseText::new(base)?;
-    let (_, base_sc) = base_text
-        .load(&[])
-        .map_err(|e| CalibrateError::Base(e.to_string()))?;
+    let load_base = |sets: &[Override]| {
+        base_text
+            .load(sets)
+            .map(|x| x.1)
+            .map_err(|e| CalibrateError::Base(e.to_string()))
+    };
     let load_sc = |sets: &[Override]| base_text.load(sets).ok().map(|x| x.1);
     let mut notes = Vec::new();
+    // The recording's instances and workers, where its names say them.
+    let shape = shape::fleet_shape(regime.view, &load_base(&[])?, &mut notes);
+    let base_sc = load_base(&setup::overrides(&shape))?;
 
     let clock = setup::clock(base, &base_sc, regime.view, w.start_s, fit_tick, &mut notes);
-    let mut fixed = setup::window_and_ceiling(base, &regime, clock.span_s, &mut notes);
+    let mut fixed = shape;
+    fixed.extend(setup::window_and_ceiling(
+        base,
+        &regime,
+        clock.span_s,
+        &mut notes,
+    ));
     let profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
     let mut boot = setup::boot_statistics(&regime, &clock, profile.shape, observed, &mut notes)?;
     let active = boot.active(&clock, &mut notes);

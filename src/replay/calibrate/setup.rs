@@ -18,6 +18,17 @@ use crate::scenario::{Override, RawScenario, Scenario, ScenarioError};
 /// A dotted key and its value, fixed for every candidate structure.
 pub type Fixed = Vec<(String, toml::Value)>;
 
+/// `fixed` as scenario overrides.
+pub fn overrides(fixed: &Fixed) -> Vec<Override> {
+    fixed
+        .iter()
+        .map(|(k, v)| Override {
+            key: k.clone(),
+            value: v.clone(),
+        })
+        .collect()
+}
+
 /// The base scenario as TOML text, loaded again under each structure's and
 /// point's overrides.
 pub struct BaseText(String);
@@ -438,14 +449,7 @@ impl<'a> Structures<'a> {
     /// A structure's overrides: the fixed ones, the plain model's zero
     /// warm-up, steps and surges, and the deferral.
     pub fn sets(&self, m: Memory, deferral: bool) -> Vec<Override> {
-        let mut s: Vec<Override> = self
-            .fixed
-            .iter()
-            .map(|(k, v)| Override {
-                key: k.clone(),
-                value: v.clone(),
-            })
-            .collect();
+        let mut s = overrides(&self.fixed);
         if m == Memory::Plain {
             s.extend(fit::num_overrides(&[
                 ("fleet.leak.warmup_mb".into(), 0.0),

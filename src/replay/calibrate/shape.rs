@@ -1,0 +1,110 @@
+//! The fleet's shape as the recording names it: how many instances, and
+//! how many workers each, read off the rows' `instance` and `worker` names.
+//!
+//! A simulated window must have the recording's shape for its statistics
+//! to match: a 4 x 4 fleet's day calibrated on the embedded 2 x 3 default
+//! failed validation on 5 of 12 rows with nothing saying why. Names are
+//! data only where they are stable: an instance is counted when every
+//! named instance has events in both halves of the regime (a renamed pod
+//! does not), and workers per instance when worker names are reused, as
+//! slot names are (`w0`, `w1`... fleetsim's own and most platforms'), at
+//! least twice a name on average; a pid per process is not, and says
+//! nothing. What is read and differs from the base is set for every
+//! simulation, with a note; what cannot be read keeps the base's value.
+
+use super::setup::Fixed;
+use crate::replay::analyse::regimes::RegimeView;
+use crate::scenario::Scenario;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the rows of one instance name.
+#[derive(Default)]
+struct Seen<'a> {
+    early: bool,
+    late: bool,
+    recycles: usize,
+    workers: BTreeSet<&'a str>,
+}
+
+/// The instances and workers per instance `view` names, each `None` when
+/// its names are not stable enough to count.
+pub fn named(view: &RegimeView) -> (Option<usize>, Option<usize>) {
+    let mid = 0.5 * (view.start_s + view.end_s);
+    let mut seen: BTreeMap<&str, Seen> = BTreeMap::new();
+    for e in &view.events {
+        let Some(i) = e.instance.as_deref() else {
+            continue;
+        };
+        let s = seen.entry(i).or_default();
+        if e.t_s < mid {
+            s.early = true;
+        } else {
+            s.late = true;
+        }
+        if e.is_recycle() {
+            s.recycles += 1;
+        }
+        if let Some(w) = e.worker.as_deref() {
+            s.workers.insert(w);
+        }
+    }
+    let instances =
+        (!seen.is_empty() && seen.values().all(|s| s.early && s.late)).then_some(seen.len());
+    let names: usize = seen.values().map(|s| s.workers.len()).sum();
+    let recycles: usize = seen.values().map(|s| s.recycles).sum();
+    let workers = (names > 0 && recycles >= 2 * names)
+        .then(|| seen.values().map(|s| s.workers.len()).max().unwrap_or(0));
+    (instances, workers)
+}
+
+/// The overrides that give the simulated fleet the recording's shape, with
+/// a note for each change and for what could not be read. A change of
+/// workers per instance scales the container's memory with it (the rows do
+/// not say the container's size; its share per worker is kept).
+pub fn fleet_shape(view: &RegimeView, base: &Scenario, notes: &mut Vec<String>) -> Fixed {
+    let f = &base.fleet;
+    let (instances, workers) = named(view);
+    let mut sets = Fixed::new();
+    let mut changed = Vec::new();
+    match instances {
+        Some(n) if n != f.instances => {
+            sets.push(("fleet.instances".into(), toml::Value::Integer(n as i64)));
+            let s = if n == 1 { "" } else { "s" };
+            changed.push(format!("{n} instance{s} (the base has {})", f.instances));
+        }
+        Some(_) => {}
+        None => notes.push(format!(
+            "fleet.instances: not read from the rows (their instance names do not all span the \
+             window: renamed, or too few events); the base's {}",
+            f.instances
+        )),
+    }
+    match workers {
+        Some(n) if n != f.workers_per_instance && n > 0 => {
+            let container = (f.container_mb * n as f64 / f.workers_per_instance as f64).round();
+            sets.push((
+                "fleet.workers_per_instance".into(),
+                toml::Value::Integer(n as i64),
+            ));
+            sets.push(("fleet.container_mb".into(), toml::Value::Float(container)));
+            changed.push(format!(
+                "{n} workers an instance (the base has {}; the container's memory scaled with \
+                 them, {:.0} -> {container:.0} MB)",
+                f.workers_per_instance, f.container_mb
+            ));
+        }
+        Some(_) => {}
+        None => notes.push(format!(
+            "fleet.workers_per_instance: not read from the rows (worker names are not reused, as \
+             pids are not, or none were recorded); the base's {}",
+            f.workers_per_instance
+        )),
+    }
+    if !changed.is_empty() {
+        notes.push(format!(
+            "fleet shape from the recording's instance and worker names: {}",
+            changed.join(", ")
+        ));
+    }
+    sets
+}

@@ -1,0 +1,142 @@
+//! The fleet's shape read off a recording (`replay::calibrate::shape`): a
+//! fleet that is not the base's 2 x 3 is calibrated as the recording names
+//! it, and names that are not stable (pids, renamed instances) are not
+//! counted.
+
+mod common;
+
+use common::scenario;
+use fleetsim::Sim;
+use fleetsim::metrics::CsvObserver;
+use fleetsim::replay::calibrate::{Budget, Calibration, calibrate};
+use fleetsim::replay::{Recording, import};
+use fleetsim::scenario::RawScenario;
+
+/// The recycle rows (ts, event, instance, worker, rss, limit, requests) of
+/// one simulated day of the default scenario under `sets`, each row's
+/// instance and worker names passed through `rename`.
+fn rows(sets: &[&str], rename: impl Fn(usize, f64, &str, &str) -> (String, String)) -> String {
+    let sc = scenario(sets);
+    let (mut events, mut timeline) = (Vec::new(), Vec::new());
+    let mut obs = CsvObserver::new(
+        &mut events,
+        &mut timeline,
+        sc.policy.base_limit_mb,
+        sc.policy.hard_limit_mb,
+    );
+    Sim::new(&sc, 7, &mut obs).run().expect("the run completes");
+    obs.finish().expect("in-memory writes succeed");
+    let text = String::from_utf8(events).expect("UTF-8");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let (ts, ev, inst, w, rss, lim, req) = (
+        col("ts"),
+        col("event"),
+        col("instance"),
+        col("worker"),
+        col("rss_mb"),
+        col("limit_mb"),
+        col("requests"),
+    );
+    let mut out = String::from("ts,event,instance,worker,rss_mb,limit_mb,requests\n");
+    let mut k = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[ev] != "worker_recycled" {
+            continue;
+        }
+        let (i, wk) = rename(k, f[ts].parse().unwrap(), f[inst], f[w]);
+        k += 1;
+        out.push_str(&format!(
+            "{},worker_recycled,{i},{wk},{},{},{}\n",
+            f[ts], f[rss], f[lim], f[req]
+        ));
+    }
+    out
+}
+
+fn recording(csv: &str) -> Recording {
+    let part = import::parse("rows.csv", csv).expect("the rows parse");
+    Recording::assemble(vec![part]).expect("one file assembles")
+}
+
+fn default_base() -> RawScenario {
+    fleetsim::scenario::load(
+        fleetsim::scenario::DEFAULT_SCENARIO,
+        "<base>",
+        &[],
+        &mut |p| Err(format!("no side files ({p})")),
+    )
+    .expect("the default loads")
+    .0
+}
+
+fn fixed(c: &Calibration, key: &str) -> Option<f64> {
+    c.fixed
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| v.as_float().or(v.as_integer().map(|i| i as f64)))
+}
+
+fn note<'a>(c: &'a Calibration, starts: &str) -> Option<&'a str> {
+    c.notes
+        .iter()
+        .find(|n| n.starts_with(starts))
+        .map(String::as_str)
+}
+
+/// One instance of six workers at 2 rps, calibrated on the embedded 2 x 3
+/// default: the shape comes from the rows, and with it the fleet's rps and
+/// its boot plus warm-up (360 + 62 MB). Without the shape the base's six
+/// workers on two instances were simulated: validation failed on the gaps,
+/// and rps came out for the wrong fleet.
+#[test]
+fn a_fleet_that_is_not_the_bases_is_calibrated_as_the_rows_name_it() {
+    let truth = [
+        "fleet.instances=1",
+        "fleet.workers_per_instance=6",
+        "fleet.container_mb=4096",
+        "workload.rps=2",
+    ];
+    let rec = recording(&rows(&truth, |_, _, i, w| (i.into(), w.into())));
+    let c = calibrate(&rec, &default_base(), 1, Budget::DEFAULT, false, &|_| ()).unwrap();
+    assert_eq!(fixed(&c, "fleet.instances"), Some(1.0), "{:?}", c.fixed);
+    assert_eq!(fixed(&c, "fleet.workers_per_instance"), Some(6.0));
+    assert_eq!(fixed(&c, "fleet.container_mb"), Some(4096.0));
+    let n = note(&c, "fleet shape from the recording").expect("a note says so");
+    assert!(n.contains("1 instance (the base has 2)"), "{n}");
+    assert!(n.contains("6 workers an instance (the base has 3"), "{n}");
+    let rps = c.get("workload.rps").expect("rps fitted").value;
+    assert!((rps / 2.0 - 1.0).abs() < 0.05, "rps {rps}");
+    let boot = c.get("boot_plus_warmup_mb").expect("boot fitted").value;
+    assert!((boot - 422.0).abs() < 25.0, "boot + warm-up {boot}");
+}
+
+/// Names that are not stable say nothing: a worker named by its pid (a new
+/// name each life) and instances renamed halfway (a redeploy's new pods).
+/// The base's shape is kept, and a note says why.
+#[test]
+fn pids_and_renamed_instances_are_not_counted() {
+    let sets = ["fleet.instances=3", "fleet.workers_per_instance=2"];
+    let rename = |k: usize, t: f64, i: &str, _: &str| {
+        let pod = if t < 43_200.0 { "a" } else { "b" };
+        (format!("{i}-{pod}"), format!("pid{}", 1000 + k))
+    };
+    let rec = recording(&rows(&sets, rename));
+    let c = calibrate(&rec, &default_base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    assert_eq!(fixed(&c, "fleet.instances"), None, "{:?}", c.fixed);
+    assert_eq!(fixed(&c, "fleet.workers_per_instance"), None);
+    assert!(note(&c, "fleet shape").is_none(), "{:?}", c.notes);
+    let n = note(&c, "fleet.instances: not read").expect("instances not read");
+    assert!(n.contains("the base's 2"), "{n}");
+    let n = note(&c, "fleet.workers_per_instance: not read").expect("workers not read");
+    assert!(n.contains("the base's 3"), "{n}");
+
+    // The same rows with their own names: read, and set.
+    let rec = recording(&rows(&sets, |_, _, i, w| (i.into(), w.into())));
+    let c = calibrate(&rec, &default_base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    assert_eq!(fixed(&c, "fleet.instances"), Some(3.0), "{:?}", c.notes);
+    assert_eq!(fixed(&c, "fleet.workers_per_instance"), Some(2.0));
+    assert!(note(&c, "fleet.instances: not read").is_none());
+}
