@@ -289,20 +289,6 @@ pub fn jacobian(p: &Problem, theta: &Theta, seeds: &[u64], mean: &[f64; DIM]) ->
 /// logs): a noisy Jacobian must not throw the fit across the space.
 const MAX_STEP: [f64; DIM] = [10.0, 10.0, 60.0, 0.5, 0.5, 0.2, 0.3];
 
-/// `theta`'s windows and distance under `p` (its statistics changed).
-pub fn rescore(p: &Problem, theta: Theta, seeds: &[u64]) -> Fitted {
-    let target = stat_vec(p.data);
-    let sims = evaluate(p, &theta, seeds);
-    let distance = mean_sd(&sims).map_or(f64::INFINITY, |(m, sd, _)| {
-        distance(&target, &m, &sd, &p.active)
-    });
-    Fitted {
-        theta,
-        sims,
-        distance,
-    }
-}
-
 /// Newton steps from `fitted` with the Jacobian taken there: `theta +=
 /// J^-1 (s_rec - mean s_sim)`, kept while the distance falls. Returns the
 /// best point and the Jacobian (the draws map through it too).

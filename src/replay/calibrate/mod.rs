@@ -150,9 +150,11 @@ pub fn calibrate(
 /// regime, its clock, window and ceiling; the rate profile; the boot
 /// statistics and what the fit moves; the candidate structures; the pilot;
 /// a fit per structure, each with its Newton steps; the pilot again at the
-/// chosen one's point; the chosen one's Newton
-/// steps again from its point; the client's stale
-/// window; the draws and their screen; the reported values and notes.
+/// chosen one's point and, when its weights changed, the chosen one's
+/// fixed-point steps again from that point under the new statistics (the
+/// first window set re-scores it; the best point seen is kept); the chosen
+/// one's Newton steps again from its point; the client's stale window; the
+/// draws and their screen; the reported values and notes.
 pub fn calibrate_observed(
     rec: &Recording,
     base: &RawScenario,
@@ -198,8 +200,8 @@ pub fn calibrate_observed(
         stages::pilot(&regime, &mut boot, &structures, &shared, &mut notes)?;
     }
     let (chosen, mut fitted) = stages::fit_structures(&boot, &structures, &candidates, &shared)?;
-    // The pilot's weights again where the fit landed; the chosen point
-    // re-scored under them when they changed.
+    // The pilot's weights again where the fit landed; when they changed,
+    // the chosen structure's fixed-point steps again from its point.
     let warmup = structures.growth(chosen.memory).0;
     if boot.observed_boot.is_none()
         && stages::repilot(
@@ -212,8 +214,18 @@ pub fn calibrate_observed(
             &mut notes,
         )?
     {
+        // The fixed-point steps again from the first fit's point, under the
+        // new statistics: their first window set re-scores that point, and
+        // the best seen is kept (the Newton steps alone, from a point on
+        // the old weights' ridge, did not move it: fleet 54, leak cv 0.02).
         let p = shared.problem(&boot.data, boot.context, chosen.sets.clone());
-        fitted = fit::rescore(&p, fitted.theta, &shared.fit_seeds);
+        let (seeds, iterations) = (&shared.fit_seeds, budget.iterations);
+        let theta = fitted.theta;
+        fitted = fit::fit(&p, theta, seeds, iterations).unwrap_or(fit::Fitted {
+            theta,
+            sims: Vec::new(),
+            distance: f64::INFINITY,
+        });
     }
 
     let mut p = shared.problem(&boot.data, boot.context, chosen.sets.clone());
@@ -255,9 +267,11 @@ pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
         0
     };
     // The pilot at the start and at the fitted point (two sets of twice the
-    // seeds each), the chosen point re-scored when the second changed it.
-    let pilots = 4 + 4 + 1;
-    (candidates * (budget.iterations.max(1) + newton) + pilots + fit::DIM + budget.refine)
+    // seeds each); when the second changed the weights, the chosen
+    // structure's fixed-point steps again from its point.
+    let pilots = 4 + 4;
+    let again = budget.iterations.max(1);
+    (candidates * (budget.iterations.max(1) + newton) + pilots + again + fit::DIM + budget.refine)
         * budget.seeds
         + 2 * budget.draws
 }
