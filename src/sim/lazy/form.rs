@@ -161,7 +161,7 @@ impl<O: Observer> Sim<'_, O> {
                         .fleet
                         .cow
                         .as_ref()
-                        .map_or(0.0, |c| c.shared_after(n - 1) - c.shared_after(n));
+                        .map_or(0.0, |c| crate::sim::lifecycle::cow_copied(c, n));
                     (d, d + copied)
                 }
                 None => self.draw_growth(w, n),

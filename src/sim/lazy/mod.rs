@@ -36,7 +36,7 @@
 //! inside a request (`fallback` names the first one a scenario has); those
 //! scenarios run on the event engine.
 
-use super::lifecycle::{set_rss_in, unshare_in};
+use super::lifecycle::{cow_copied, quantize_mb, set_rss_in, unshare_in};
 use super::{Event, Sim, StepCounts};
 use crate::engine::SimTime;
 use crate::fleet::{Instance, Request, Worker, WorkerState};
@@ -134,17 +134,18 @@ fn slot_free_at(free: &[IdleKey], t: SimTime) -> bool {
     free.iter().any(|&f| f != u128::MAX && key_time(f) <= t)
 }
 
-/// The growth of a worker's `n`-th request: its leak draw, and what it
-/// adds to the instance's memory sum (the pages it unshares too).
+/// The growth of a worker's `n`-th request: its leak draw (on the memory
+/// grid, as `Sim::grow` draws it), and what it adds to the instance's
+/// memory sum (the pages it unshares too).
 #[inline(always)]
 fn growth_of(sc: &Scenario, worker: &mut Worker, n: u64) -> (f64, f64) {
-    let d = sc.fleet.leak.growth(
+    let d = quantize_mb(sc.fleet.leak.growth(
         worker.velocity_mb_per_request,
         &mut worker.warm_left_mb,
         &mut worker.noise,
-    );
+    ));
     let copied = match &sc.fleet.cow {
-        Some(c) => c.shared_after(n - 1) - c.shared_after(n),
+        Some(c) => cow_copied(c, n),
         None => 0.0,
     };
     (d, d + copied)

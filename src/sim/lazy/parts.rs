@@ -94,7 +94,7 @@ impl Parts<'_> {
             set_rss_in(self.sc, false, m, worker, instance, done, rss);
         }
         if self.sc.fleet.cow.is_some() {
-            unshare_in(self.sc, worker, instance);
+            unshare_in(self.sc, false, worker, instance);
         }
         debug_assert!(
             instance.usage_mb(self.sc.fleet.master_mb) <= self.sc.fleet.container_mb,
