@@ -44,11 +44,14 @@ pub(crate) fn quantize_mb(x: f64) -> f64 {
     }
 }
 
-/// One term of the exact mode's overshoot integral: `over` MB (rounded to
-/// the memory grid) for `dt` microseconds, in 2^-20 MB x us.
+/// One term of the exact mode's overshoot integral, in 2^-20 MB x us:
+/// `rss` (on the memory grid) over the ceiling `hard` (rounded to it) for
+/// `dt` microseconds. The difference of two grid values is exact, and so
+/// is its count of steps.
 #[inline]
-pub(super) fn overshoot_q(over: f64, dt: u64) -> i128 {
-    (over * MEM_STEPS).round() as i128 * dt as i128
+pub(super) fn overshoot_q(rss: f64, hard: f64, dt: u64) -> i128 {
+    let steps = ((rss - quantize_mb(hard)) * MEM_STEPS) as i64;
+    steps as i128 * dt as i128
 }
 
 /// Copy-on-write: what a worker's `n`-th request unshares, on exact
@@ -61,8 +64,9 @@ pub(super) fn cow_copied(c: &crate::fleet::Cow, n: u64) -> f64 {
 /// `Sim::set_rss` on the worker's fields and its instance's, borrowed
 /// apart (the fast path's crediting holds them already): the overshoot
 /// integral (fleet-wide in aggregate mode, `agg`, else the instance's, in
-/// integer units), the worker's RSS (exact mode: on the memory grid),
-/// peak and time over the ceiling, the cgroup's sum.
+/// integer units), the worker's RSS, peak and time over the ceiling, the
+/// cgroup's sum. In exact mode `rss` is on the memory grid already (the
+/// caller's: a grid value plus a leak step drawn on it is one).
 #[inline(always)]
 pub(super) fn set_rss_in(
     sc: &Scenario,
@@ -75,13 +79,13 @@ pub(super) fn set_rss_in(
 ) {
     let hard = sc.policy.hard_limit_mb;
     let old = worker.rss_mb;
-    let rss = if agg { rss } else { quantize_mb(rss) };
+    debug_assert!(agg || rss == quantize_mb(rss), "an RSS off the memory grid");
     if old > hard {
         let dt = (t - worker.rss_changed_at).0;
         if agg {
             m.overshoot_mb_us += (old - hard) * dt as f64;
         } else {
-            instance.overshoot_q += overshoot_q(old - hard, dt);
+            instance.overshoot_q += overshoot_q(old, hard, dt);
         }
     }
     worker.rss_changed_at = t;
@@ -393,14 +397,14 @@ impl<O: Observer> Sim<'_, O> {
         let hard = self.sc.policy.hard_limit_mb;
         let worker = &mut self.workers[w as usize];
         if worker.rss_mb > hard {
-            let (over, dt) = (worker.rss_mb - hard, (t - worker.rss_changed_at).0);
+            let (rss, dt) = (worker.rss_mb, (t - worker.rss_changed_at).0);
             // Per instance in exact mode (in integer units, so the lazy
             // path's order of crediting leaves it as it is), fleet-wide in
             // aggregate mode, as before.
             if self.agg.is_some() {
-                self.m.overshoot_mb_us += over * dt as f64;
+                self.m.overshoot_mb_us += (rss - hard) * dt as f64;
             } else {
-                self.instances[worker.instance as usize].overshoot_q += overshoot_q(over, dt);
+                self.instances[worker.instance as usize].overshoot_q += overshoot_q(rss, hard, dt);
             }
         }
         let worker = &mut self.workers[w as usize];
