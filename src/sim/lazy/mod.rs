@@ -12,10 +12,15 @@
 //! the event engine draws them at completion.
 //!
 //! A completion whose effects are local (counters, the latency histogram,
-//! the worker's RSS, the instance's memory sum) is *credited* late, when
-//! the instance is next touched by an event, in the order the event engine
-//! would have served it: `(time, worker)`, which is also the order the
-//! event engine breaks ties in (`EventQueue::schedule_tied`). A completion
+//! the worker's RSS, the instance's memory sum) is *credited* late, worker
+//! by worker in each worker's own order: when its worker is next assigned
+//! a request, or when an event touches the instance (all of its workers'
+//! completions before the event's key, `(time, worker)` the order the
+//! event engine breaks ties in, `EventQueue::schedule_tied`). What a credit
+//! adds to is counts, maxima, the worker's own fields and exact mode's
+//! memory sum and overshoot integral, which are exact whatever the order
+//! of their terms (memory on a grid, `lifecycle::quantize_mb`): so the
+//! workers of an instance need not be credited in time order. A completion
 //! that may act beyond its worker is scheduled as a `ServiceDone` event
 //! instead: a retried request (its `retry_ok` row), the request that reaches
 //! a request-count trigger or a per-request sample, every request assigned
