@@ -244,7 +244,11 @@ impl<O: Observer> Sim<'_, O> {
         let limit = |n| (base + self.offset_at(n)).min(drift);
         let mut to_limit = 0;
         while rss < limit(to_limit) && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
-            rss += quantize_mb(leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise));
+            rss += quantize_mb(leak.growth(
+                worker.velocity_mb_per_request,
+                &mut warm,
+                &mut noise,
+            ));
             to_limit += 1;
         }
         let served = (self.warm_fraction(w) * to_limit as f64) as u64;
@@ -377,11 +381,7 @@ impl<O: Observer> Sim<'_, O> {
     /// A memory size as the mode keeps it: on the memory grid in exact
     /// mode (`quantize_mb`), as it is in aggregate mode.
     pub(super) fn mem_mb(&self, x: f64) -> f64 {
-        if self.agg.is_some() {
-            x
-        } else {
-            quantize_mb(x)
-        }
+        if self.agg.is_some() { x } else { quantize_mb(x) }
     }
 
     #[inline(always)]
