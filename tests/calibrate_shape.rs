@@ -6,9 +6,8 @@
 mod common;
 
 use common::scenario;
-use fleetsim::Sim;
-use fleetsim::metrics::CsvObserver;
 use fleetsim::replay::calibrate::{Budget, Calibration, calibrate};
+use fleetsim::replay::validate::simulated_recording;
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
 
@@ -16,41 +15,18 @@ use fleetsim::scenario::RawScenario;
 /// one simulated day of the default scenario under `sets`, each row's
 /// instance and worker names passed through `rename`.
 fn rows(sets: &[&str], rename: impl Fn(usize, f64, &str, &str) -> (String, String)) -> String {
-    let sc = scenario(sets);
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(&sc, 7, &mut obs).run().expect("the run completes");
-    obs.finish().expect("in-memory writes succeed");
-    let text = String::from_utf8(events).expect("UTF-8");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
-    let (ts, ev, inst, w, rss, lim, req) = (
-        col("ts"),
-        col("event"),
-        col("instance"),
-        col("worker"),
-        col("rss_mb"),
-        col("limit_mb"),
-        col("requests"),
-    );
+    let sim = simulated_recording(&scenario(sets), 7, false).expect("the run completes");
     let mut out = String::from("ts,event,instance,worker,rss_mb,limit_mb,requests\n");
-    let mut k = 0;
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
-        if f[ev] != "worker_recycled" {
-            continue;
-        }
-        let (i, wk) = rename(k, f[ts].parse().unwrap(), f[inst], f[w]);
-        k += 1;
+    for (k, e) in sim.recycles().enumerate() {
+        let name = |x: &Option<String>| x.clone().expect("a simulated recycle names it");
+        let (i, w) = rename(k, e.t_s, &name(&e.instance), &name(&e.worker));
+        let n = |x: Option<f64>| x.expect("a simulated recycle records it");
         out.push_str(&format!(
-            "{},worker_recycled,{i},{wk},{},{},{}\n",
-            f[ts], f[rss], f[lim], f[req]
+            "{},worker_recycled,{i},{w},{},{},{}\n",
+            e.t_s,
+            n(e.rss_mb),
+            n(e.limit_mb),
+            e.requests.expect("a simulated recycle counts its requests")
         ));
     }
     out

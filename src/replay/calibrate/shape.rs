@@ -11,6 +11,12 @@
 //! least twice a name on average; a pid per process is not, and says
 //! nothing. What is read and differs from the base is set for every
 //! simulation, with a note; what cannot be read keeps the base's value.
+//! What it cannot know: a slot that never recycled in the window is not
+//! named (workers per instance is the most any instance names), and a
+//! recording of part of a fleet is calibrated as that part, so the
+//! fleet-wide gates (lease, bucket) then span fewer instances than the
+//! deployed fleet's; the note names the change, and `--scenario` does not
+//! override the rows.
 
 use super::setup::Fixed;
 use crate::replay::analyse::regimes::RegimeView;

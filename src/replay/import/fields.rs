@@ -45,10 +45,15 @@ impl<'a> Row<'a> {
         }
     }
 
-    /// A memory size in MB (`super::memory_mb`).
-    fn mb(&self, column: &str) -> Result<Option<f64>, String> {
-        self.size(column)?
-            .map(|x| super::memory_mb(x).map_err(|e| format!("column `{column}`: {e}")))
+    /// A memory figure in MB within `super::MAX_MB`: a size (not
+    /// negative), or with `signed` a headroom.
+    fn mb(&self, column: &str, signed: bool) -> Result<Option<f64>, String> {
+        let x = if signed {
+            self.number(column)?
+        } else {
+            self.size(column)?
+        };
+        x.map(|x| super::memory_mb(x).map_err(|e| format!("column `{column}`: {e}")))
             .transpose()
     }
 
@@ -88,21 +93,13 @@ pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, Stri
     let mut e = Event::new(t_s, kind, origin);
     e.instance = row.text("instance");
     e.worker = row.text("worker");
-    e.rss_mb = row.mb("rss_mb")?;
-    e.limit_mb = row.mb("limit_mb")?;
-    e.base_limit_mb = row.mb("base_limit_mb")?;
-    e.hard_limit_mb = row.mb("hard_limit_mb")?;
+    e.rss_mb = row.mb("rss_mb", false)?;
+    e.limit_mb = row.mb("limit_mb", false)?;
+    e.base_limit_mb = row.mb("base_limit_mb", false)?;
+    e.hard_limit_mb = row.mb("hard_limit_mb", false)?;
     e.requests = row.count("requests")?;
     e.pressure = row.flag("pressure")?;
-    e.headroom_mb = match row.number("headroom_mb")? {
-        Some(x) if x.abs() > super::MAX_MB => {
-            return Err(format!(
-                "column `headroom_mb`: {}",
-                super::memory_mb(x.abs()).unwrap_err()
-            ));
-        }
-        v => v,
-    };
+    e.headroom_mb = row.mb("headroom_mb", true)?;
     e.lease = row.get("lease").map(Lease::from_label);
     e.branch = row.text("branch");
     e.generation = row.count("generation")?;

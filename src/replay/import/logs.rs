@@ -152,10 +152,10 @@ fn set_field(e: &mut Event, key: &str, value: &str) -> Result<(), String> {
             _ => Err(format!("`{key}={value}` is not a number")),
         }
     };
-    // A size: not negative, at most `super::MAX_MB`.
-    let mb = |x: Option<f64>| -> Result<Option<f64>, String> {
-        match x {
-            Some(x) if x < 0.0 => Err(format!("`{key}={value}` is negative")),
+    // A memory figure within `super::MAX_MB`; a size is not negative.
+    let mb = |size: bool| -> Result<Option<f64>, String> {
+        match num(&["MB", "mb"])? {
+            Some(x) if size && x < 0.0 => Err(format!("`{key}={value}` is negative")),
             Some(x) => super::memory_mb(x)
                 .map(Some)
                 .map_err(|e| format!("`{key}={value}`: {e}")),
@@ -163,17 +163,11 @@ fn set_field(e: &mut Event, key: &str, value: &str) -> Result<(), String> {
         }
     };
     match key {
-        "rss" | "rss_mb" => e.rss_mb = mb(num(&["MB", "mb"])?)?,
-        "lim" | "limit" | "limit_mb" => e.limit_mb = mb(num(&["MB", "mb"])?)?,
-        "base" | "base_limit_mb" => e.base_limit_mb = mb(num(&["MB", "mb"])?)?,
-        "hard" | "hard_limit_mb" => e.hard_limit_mb = mb(num(&["MB", "mb"])?)?,
-        "headroom" | "headroom_mb" => {
-            let h = num(&["MB", "mb"])?;
-            if let Some(x) = h {
-                super::memory_mb(x.abs()).map_err(|e| format!("`{key}={value}`: {e}"))?;
-            }
-            e.headroom_mb = h
-        }
+        "rss" | "rss_mb" => e.rss_mb = mb(true)?,
+        "lim" | "limit" | "limit_mb" => e.limit_mb = mb(true)?,
+        "base" | "base_limit_mb" => e.base_limit_mb = mb(true)?,
+        "hard" | "hard_limit_mb" => e.hard_limit_mb = mb(true)?,
+        "headroom" | "headroom_mb" => e.headroom_mb = mb(false)?,
         "age" | "last_recycle_age_s" => e.last_recycle_age_s = num(&["s"])?,
         "latency_ms" => e.latency_ms = num(&["ms"])?,
         "after" | "requests" => {

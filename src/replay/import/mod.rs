@@ -40,13 +40,14 @@ pub const MAX_BYTES: u64 = 256 << 20;
 /// printing a 309-digit peak RSS).
 pub const MAX_MB: f64 = 1e9;
 
-/// `x` MB, if it is a memory size a recording can hold: at most `MAX_MB`.
+/// `x` MB, if it is a memory size (or, signed, a headroom) a recording
+/// can hold: at most `MAX_MB` either way.
 pub fn memory_mb(x: f64) -> Result<f64, String> {
-    if x <= MAX_MB {
+    if x.abs() <= MAX_MB {
         Ok(x)
     } else {
         Err(format!(
-            "{x:e} MB is more than any host's memory (at most {MAX_MB:e} MB)"
+            "{x:e} MB is beyond any host's memory (at most {MAX_MB:e} MB either way)"
         ))
     }
 }
