@@ -126,8 +126,9 @@ fn biased_modes_fail_the_comparison() {
     }
 }
 
-/// 10 seeds of 3 h (an exact run is ~8.6 million requests): the standard
-/// error of recycles per hour and capacity loss is just under 1%; the
+/// 12 seeds of 3 h (an exact run is ~8.6 million requests): the standard
+/// error of recycles per hour and capacity loss is about 1% at 10 seeds
+/// (1.01% under model 8, whose rounding moved the exact runs), so 12; the
 /// other figures are checked within 3 standard errors. Almost no worker
 /// passes the hard ceiling in either mode, so the relative
 /// `max_overshoot_mb` and its integral are not meaningful here: the
@@ -135,7 +136,7 @@ fn biased_modes_fail_the_comparison() {
 #[test]
 fn a_medium_fleet_agrees_with_exact_mode() {
     let (exact, agg) = aggval::medium_fleet(3.0, &[]).expect("the medium fleet");
-    let rows = aggval::compare(&exact, &agg, 1, 10, 2);
+    let rows = aggval::compare(&exact, &agg, 1, 12, 2);
     let key = ["recycles_per_hour", "capacity_loss_fraction"];
     let rare = [
         "max_overshoot_mb",
@@ -143,7 +144,7 @@ fn a_medium_fleet_agrees_with_exact_mode() {
         "runs_over_ceiling",
         "fetch_failed",
     ];
-    assert_within("20 x 8 at 800 rps, 3 h, 10 seeds", &rows, 0.03, &key, &rare);
+    assert_within("20 x 8 at 800 rps, 3 h, 12 seeds", &rows, 0.03, &key, &rare);
     let o = row(&rows, "max_overshoot_mb");
     assert!(
         (o.aggregate - o.exact).abs() < 5.0,

@@ -180,9 +180,11 @@ pub struct Instance {
     pub arrivals: RateWindow,
     /// Expiry times of connections the client still holds but the server closed.
     pub stale_conns: VecDeque<SimTime>,
-    /// The overshoot integral of this instance's workers (MB x us; exact
-    /// mode), summed over instances at the end.
-    pub overshoot_mb_us: f64,
+    /// The overshoot integral of this instance's workers in exact mode, in
+    /// 2^-20 MB x us (`sim::lifecycle::MEM_STEPS`): an integer, so its
+    /// value does not depend on the order of its terms; summed over
+    /// instances at the end.
+    pub overshoot_q: i128,
     /// Global index of the first worker; workers are `first..first + n`.
     pub first_worker: u32,
     /// Requests waiting for a worker, oldest first.

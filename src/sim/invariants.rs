@@ -50,8 +50,9 @@ impl<O: Observer> Sim<'_, O> {
                 continue;
             }
             // Invariant: RSS never below boot.
+            // (Exact mode: the boot RSS on the memory grid.)
             assert!(
-                w.rss_mb >= f.boot_rss_mb - 1e-9,
+                w.rss_mb >= self.mem_mb(f.boot_rss_mb) - 1e-9,
                 "t={t}: worker {wi} rss below boot"
             );
             let busy = w.slots.iter().filter(|s| s.is_some()).count() as u32;
@@ -142,6 +143,15 @@ impl<O: Observer> Sim<'_, O> {
         // spawn-then-exit) matches its workers.
         let dead = ws.iter().filter(|w| w.state == WorkerState::Dead).count();
         assert_eq!(dead, inst.dead as usize, "t={t}: instance {ii} dead count");
+        // Exact mode keeps memory on a grid (`lifecycle::quantize_mb`):
+        // the incremental sum is the sum from scratch, to the bit.
+        if self.agg.is_none() {
+            assert!(
+                private == inst.private_mb,
+                "t={t}: instance {ii} private memory drifted ({private} against {})",
+                inst.private_mb
+            );
+        }
         assert!(
             (private - inst.private_mb).abs() < 1e-6 * private.abs().max(1.0),
             "t={t}: instance {ii} private memory drifted"

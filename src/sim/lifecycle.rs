@@ -22,10 +22,51 @@ struct Draws {
     lifetime: Option<SimTime>,
 }
 
+/// Exact mode's memory grid, in steps a MB: every RSS and shared size a
+/// worker holds is a multiple of 2^-20 MB (`quantize_mb`), so every sum
+/// of them (the instance's `private_mb`, kept incrementally) is exact in
+/// `f64` and does not depend on the order of its terms; the overshoot
+/// integral is kept in these units times microseconds, as an integer
+/// (`Instance::overshoot_q`). The aggregate mode keeps raw floats.
+pub(crate) const MEM_STEPS: f64 = 1_048_576.0;
+
+/// `x` rounded to the nearest multiple of 2^-20 (`MEM_STEPS`), ties to
+/// even: added to 1.5 x 2^32, whose unit in the last place is 2^-20, and
+/// taken off again (both exact). Sizes of 2^31 MB and more are left as
+/// they are (no fleet has them: sizes past 10^9 MB are refused).
+#[inline(always)]
+pub(crate) fn quantize_mb(x: f64) -> f64 {
+    const K: f64 = 1.5 * 4_294_967_296.0;
+    if x.abs() < 2_147_483_648.0 {
+        (x + K) - K
+    } else {
+        x
+    }
+}
+
+/// One term of the exact mode's overshoot integral, in 2^-20 MB x us:
+/// `rss` (on the memory grid) over the ceiling `hard` (rounded to it) for
+/// `dt` microseconds. The difference of two grid values is exact, and so
+/// is its count of steps.
+#[inline]
+pub(super) fn overshoot_q(rss: f64, hard: f64, dt: u64) -> i128 {
+    let steps = ((rss - quantize_mb(hard)) * MEM_STEPS) as i64;
+    steps as i128 * dt as i128
+}
+
+/// Copy-on-write: what a worker's `n`-th request unshares, on exact
+/// mode's memory grid (what `unshare_in` adds to the instance's sum).
+#[inline(always)]
+pub(super) fn cow_copied(c: &crate::fleet::Cow, n: u64) -> f64 {
+    quantize_mb(c.shared_after(n - 1)) - quantize_mb(c.shared_after(n))
+}
+
 /// `Sim::set_rss` on the worker's fields and its instance's, borrowed
 /// apart (the fast path's crediting holds them already): the overshoot
-/// integral (fleet-wide in aggregate mode, `agg`, else the instance's),
-/// the worker's RSS, peak and time over the ceiling, the cgroup's sum.
+/// integral (fleet-wide in aggregate mode, `agg`, else the instance's, in
+/// integer units), the worker's RSS, peak and time over the ceiling, the
+/// cgroup's sum. In exact mode `rss` is on the memory grid already (the
+/// caller's: a grid value plus a leak step drawn on it is one).
 #[inline(always)]
 pub(super) fn set_rss_in(
     sc: &Scenario,
@@ -38,12 +79,13 @@ pub(super) fn set_rss_in(
 ) {
     let hard = sc.policy.hard_limit_mb;
     let old = worker.rss_mb;
+    debug_assert!(agg || rss == quantize_mb(rss), "an RSS off the memory grid");
     if old > hard {
-        let x = (old - hard) * (t - worker.rss_changed_at).0 as f64;
+        let dt = (t - worker.rss_changed_at).0;
         if agg {
-            m.overshoot_mb_us += x;
+            m.overshoot_mb_us += (old - hard) * dt as f64;
         } else {
-            instance.overshoot_mb_us += x;
+            instance.overshoot_q += overshoot_q(old, hard, dt);
         }
     }
     worker.rss_changed_at = t;
@@ -57,14 +99,16 @@ pub(super) fn set_rss_in(
     m.max_overshoot_mb = m.max_overshoot_mb.max(rss - hard);
 }
 
-/// `Sim::unshare` on the worker and its instance, borrowed apart.
+/// `Sim::unshare` on the worker and its instance, borrowed apart (`agg`:
+/// the aggregate mode, off the memory grid).
 #[inline(always)]
-pub(super) fn unshare_in(sc: &Scenario, worker: &mut Worker, instance: &mut Instance) {
+pub(super) fn unshare_in(sc: &Scenario, agg: bool, worker: &mut Worker, instance: &mut Instance) {
     let f = &sc.fleet;
     let shared = f
         .cow
         .as_ref()
         .map_or(f.shared_mb, |c| c.shared_after(worker.requests));
+    let shared = if agg { shared } else { quantize_mb(shared) };
     let copied = worker.shared_mb - shared;
     if copied > 0.0 {
         worker.shared_mb = shared;
@@ -112,6 +156,7 @@ impl<O: Observer> Sim<'_, O> {
         let d = self.draws(w, 0);
         let slot = w % self.spi as u32;
         let spare = slot as usize >= f.workers_per_instance;
+        let boot_mb = self.mem_mb(f.boot_rss_mb);
         let mut worker = Worker {
             instance: w / self.spi as u32,
             slot,
@@ -123,9 +168,9 @@ impl<O: Observer> Sim<'_, O> {
             },
             spawned_at: SimTime::ZERO,
             serving_since: SimTime::ZERO,
-            rss_mb: f.boot_rss_mb,
-            peak_mb: f.boot_rss_mb,
-            shared_mb: f.shared_mb,
+            rss_mb: boot_mb,
+            peak_mb: boot_mb,
+            shared_mb: self.mem_mb(f.shared_mb),
             limit_mb: d.limit_mb,
             velocity_mb_per_request: d.velocity,
             warm_left_mb: f.leak.warmup_mb,
@@ -199,16 +244,20 @@ impl<O: Observer> Sim<'_, O> {
         let limit = |n| (base + self.offset_at(n)).min(drift);
         let mut to_limit = 0;
         while rss < limit(to_limit) && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
-            rss += leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise);
+            rss += quantize_mb(leak.growth(
+                worker.velocity_mb_per_request,
+                &mut warm,
+                &mut noise,
+            ));
             to_limit += 1;
         }
         let served = (self.warm_fraction(w) * to_limit as f64) as u64;
         for _ in 0..served {
-            worker.rss_mb += leak.growth(
+            worker.rss_mb += quantize_mb(leak.growth(
                 worker.velocity_mb_per_request,
                 &mut worker.warm_left_mb,
                 &mut worker.noise,
-            );
+            ));
         }
         worker.requests = served;
     }
@@ -293,6 +342,9 @@ impl<O: Observer> Sim<'_, O> {
                 d += surge.bounded(extra, &mut worker.surge_episode, &mut worker.surge_left_mb);
             }
         }
+        if self.agg.is_none() {
+            d = quantize_mb(d);
+        }
         if let Some(drift) = &self.sc.policy.triggers.drift {
             worker.garbage_mb += d * drift.gc_reclaim_fraction;
         }
@@ -317,13 +369,19 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn unshare(&mut self, w: u32) {
         let worker = &mut self.workers[w as usize];
         let instance = &mut self.instances[worker.instance as usize];
-        unshare_in(self.sc, worker, instance);
+        unshare_in(self.sc, self.agg.is_some(), worker, instance);
     }
 
     /// The pages a worker still shares with its master after `n` requests.
     pub(super) fn shared_at(&self, n: u64) -> f64 {
         let f = &self.sc.fleet;
-        f.cow.as_ref().map_or(f.shared_mb, |c| c.shared_after(n))
+        self.mem_mb(f.cow.as_ref().map_or(f.shared_mb, |c| c.shared_after(n)))
+    }
+
+    /// A memory size as the mode keeps it: on the memory grid in exact
+    /// mode (`quantize_mb`), as it is in aggregate mode.
+    pub(super) fn mem_mb(&self, x: f64) -> f64 {
+        if self.agg.is_some() { x } else { quantize_mb(x) }
     }
 
     #[inline(always)]
@@ -334,25 +392,20 @@ impl<O: Observer> Sim<'_, O> {
         set_rss_in(self.sc, agg, &mut self.m, worker, instance, t, rss);
     }
 
-    /// Adds to the overshoot integral: per instance in exact mode (the lazy
-    /// path credits instances in its own order), fleet-wide in aggregate
-    /// mode, as before.
-    fn overshoot(&mut self, i: u32, x: f64) {
-        if self.agg.is_some() {
-            self.m.overshoot_mb_us += x;
-        } else {
-            self.instances[i as usize].overshoot_mb_us += x;
-        }
-    }
-
     /// Closes the overshoot integral and the over-ceiling dwell at `t`.
     pub(super) fn close_rss_accounting(&mut self, t: SimTime, w: u32) {
         let hard = self.sc.policy.hard_limit_mb;
         let worker = &mut self.workers[w as usize];
         if worker.rss_mb > hard {
-            let x = (worker.rss_mb - hard) * (t - worker.rss_changed_at).0 as f64;
-            let i = worker.instance;
-            self.overshoot(i, x);
+            let (rss, dt) = (worker.rss_mb, (t - worker.rss_changed_at).0);
+            // Per instance in exact mode (in integer units, so the lazy
+            // path's order of crediting leaves it as it is), fleet-wide in
+            // aggregate mode, as before.
+            if self.agg.is_some() {
+                self.m.overshoot_mb_us += (rss - hard) * dt as f64;
+            } else {
+                self.instances[worker.instance as usize].overshoot_q += overshoot_q(rss, hard, dt);
+            }
         }
         let worker = &mut self.workers[w as usize];
         worker.rss_changed_at = t;
@@ -487,9 +540,12 @@ impl<O: Observer> Sim<'_, O> {
         let i = worker.instance;
         // A new generation, so events of the exited process are ignored.
         worker.generation += 1;
-        worker.rss_mb = self.sc.fleet.boot_rss_mb;
+        let (boot, shared) = (self.sc.fleet.boot_rss_mb, self.sc.fleet.shared_mb);
+        let (boot, shared) = (self.mem_mb(boot), self.mem_mb(shared));
+        let worker = &mut self.workers[w as usize];
+        worker.rss_mb = boot;
         worker.peak_mb = worker.rss_mb;
-        worker.shared_mb = self.sc.fleet.shared_mb;
+        worker.shared_mb = shared;
         self.recompute_private(i);
     }
 
@@ -500,12 +556,13 @@ impl<O: Observer> Sim<'_, O> {
         let generation = self.workers[w as usize].generation + 1;
         let d = self.draws(w, generation);
         let f = &self.sc.fleet;
+        let (boot, shared) = (self.mem_mb(f.boot_rss_mb), self.mem_mb(f.shared_mb));
         let worker = &mut self.workers[w as usize];
         worker.generation = generation;
         worker.spawned_at = t;
-        worker.rss_mb = f.boot_rss_mb;
-        worker.peak_mb = f.boot_rss_mb;
-        worker.shared_mb = f.shared_mb;
+        worker.rss_mb = boot;
+        worker.peak_mb = boot;
+        worker.shared_mb = shared;
         worker.limit_mb = d.limit_mb;
         worker.velocity_mb_per_request = d.velocity;
         worker.warm_left_mb = f.leak.warmup_mb;

@@ -267,7 +267,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 arrivals: RateWindow::new(sc.policy.busy_window_s),
                 outstanding: 0,
                 dead: 0,
-                overshoot_mb_us: 0.0,
+                overshoot_q: 0,
                 restarting: false,
             })
             .collect();
@@ -654,9 +654,10 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.close_rss_accounting(end, w);
         }
         if self.agg.is_none() {
-            // Summed per instance in instance order, so the lazy path's
-            // order of crediting leaves the float sum as it is.
-            self.m.overshoot_mb_us = self.instances.iter().map(|i| i.overshoot_mb_us).sum();
+            // Integers (2^-20 MB x us): the lazy path's order of crediting
+            // leaves the sum as it is.
+            let q: i128 = self.instances.iter().map(|i| i.overshoot_q).sum();
+            self.m.overshoot_mb_us = q as f64 / lifecycle::MEM_STEPS;
         }
         if self.step_start < end {
             self.emit_timeline_row(end);

@@ -132,6 +132,7 @@ impl<O: Observer> Sim<'_, O> {
                 still_over,
             } => {
                 let rss = (worker.rss_mb - freed_mb).max(self.sc.fleet.boot_rss_mb);
+                let rss = self.mem_mb(rss);
                 self.set_rss(t, w, rss);
                 let worker = &mut self.workers[w as usize];
                 worker.garbage_mb = 0.0;

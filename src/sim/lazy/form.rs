@@ -2,8 +2,7 @@
 //! other (`materialize`, `fold`), what the event loop asks of the fast
 //! path around its handlers, and the fast path's own invariants.
 
-use super::queues::NIL;
-use super::{IdleKey, Item, first_due, idle_key};
+use super::{IdleKey, Item, idle_key};
 use crate::engine::SimTime;
 use crate::fleet::{Request, WorkerState};
 use crate::metrics::Observer;
@@ -33,7 +32,6 @@ impl<O: Observer> Sim<'_, O> {
         (inst.timeouts, inst.unassigned) = (0, 0);
         let mut idle: Vec<(IdleKey, u32)> = Vec::new();
         for w in ws {
-            lz.due[w as usize] = u64::MAX;
             lz.free[w as usize] = u128::MAX;
             let items = lz.items.take(w);
             let worker = &mut self.workers[w as usize];
@@ -133,11 +131,9 @@ impl<O: Observer> Sim<'_, O> {
         let lz = self.lazy.as_mut().expect("lazy");
         lz.inst[i as usize].eager = false;
         lz.inst[i as usize].pending_mb = 0.0;
-        lz.inst[i as usize].next_w = NIL;
         for w in ws {
             let serving = self.workers[w as usize].state == WorkerState::Serving;
             let lz = self.lazy.as_mut().expect("lazy");
-            lz.due[w as usize] = u64::MAX;
             lz.free[w as usize] = if serving {
                 lz.idle[w as usize]
             } else {
@@ -161,7 +157,7 @@ impl<O: Observer> Sim<'_, O> {
                         .fleet
                         .cow
                         .as_ref()
-                        .map_or(0.0, |c| c.shared_after(n - 1) - c.shared_after(n));
+                        .map_or(0.0, |c| crate::sim::lifecycle::cow_copied(c, n));
                     (d, d + copied)
                 }
                 None => self.draw_growth(w, n),
@@ -309,15 +305,6 @@ impl<O: Observer> Sim<'_, O> {
                 assert!(
                     items.len(w) <= 1 || state == WorkerState::Serving,
                     "t={t}: worker {w} ({state:?}) has work waiting"
-                );
-            }
-            if inst.next_w != NIL && !inst.eager {
-                let first = i * self.spi;
-                let (d, at) = first_due(&lz.due[first..first + self.spi]);
-                assert_eq!(
-                    (inst.next_due, inst.next_w),
-                    (d, (first + at) as u32),
-                    "t={t}: instance {i} next completion"
                 );
             }
             assert_eq!(

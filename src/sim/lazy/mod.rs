@@ -12,10 +12,15 @@
 //! the event engine draws them at completion.
 //!
 //! A completion whose effects are local (counters, the latency histogram,
-//! the worker's RSS, the instance's memory sum) is *credited* late, when
-//! the instance is next touched by an event, in the order the event engine
-//! would have served it: `(time, worker)`, which is also the order the
-//! event engine breaks ties in (`EventQueue::schedule_tied`). A completion
+//! the worker's RSS, the instance's memory sum) is *credited* late, worker
+//! by worker in each worker's own order: when its worker is next assigned
+//! a request, or when an event touches the instance (all of its workers'
+//! completions before the event's key, `(time, worker)` the order the
+//! event engine breaks ties in, `EventQueue::schedule_tied`). What a credit
+//! adds to is counts, maxima, the worker's own fields and exact mode's
+//! memory sum and overshoot integral, which are exact whatever the order
+//! of their terms (memory on a grid, `lifecycle::quantize_mb`): so the
+//! workers of an instance need not be credited in time order. A completion
 //! that may act beyond its worker is scheduled as a `ServiceDone` event
 //! instead: a retried request (its `retry_ok` row), the request that reaches
 //! a request-count trigger or a per-request sample, every request assigned
@@ -36,14 +41,14 @@
 //! inside a request (`fallback` names the first one a scenario has); those
 //! scenarios run on the event engine.
 
-use super::lifecycle::{set_rss_in, unshare_in};
+use super::lifecycle::{cow_copied, quantize_mb, set_rss_in, unshare_in};
 use super::{Event, Sim, StepCounts};
 use crate::engine::SimTime;
 use crate::fleet::{Instance, Request, Worker, WorkerState};
 use crate::metrics::{Metrics, Observer};
 use crate::policy::Sampling;
 use crate::scenario::{BalancerKind, Connections, Replacement, Scenario};
-use queues::{NIL, Queues};
+use queues::Queues;
 use std::collections::VecDeque;
 
 mod form;
@@ -100,7 +105,8 @@ fn key_time(k: IdleKey) -> SimTime {
     SimTime((k >> 64) as u64)
 }
 
-/// `Lazy::due` of worker `w`'s requests.
+/// When worker `w`'s first request is done, if it is credited late, else
+/// `u64::MAX`.
 #[inline(always)]
 fn head_due(items: &Queues, w: u32) -> u64 {
     match items.front(w) {
@@ -115,13 +121,14 @@ fn due_key(done: u64, w: u32) -> u128 {
     ((done as u128) << 32) | w as u128
 }
 
-/// The first of `due` in `(time, index)` order: its time and index.
-#[inline(always)]
-fn first_due(due: &[u64]) -> (u64, usize) {
-    let (mut best, mut at) = (u64::MAX, 0);
-    for (k, &d) in due.iter().enumerate() {
+/// The first completion credited late among workers `first..first + n`
+/// in `(time, worker)` order: its time (`u64::MAX`: none) and worker.
+fn first_due(items: &Queues, first: usize, n: usize) -> (u64, u32) {
+    let (mut best, mut at) = (u64::MAX, first as u32);
+    for w in first..first + n {
+        let d = head_due(items, w as u32);
         if d < best {
-            (best, at) = (d, k);
+            (best, at) = (d, w as u32);
         }
     }
     (best, at)
@@ -134,17 +141,18 @@ fn slot_free_at(free: &[IdleKey], t: SimTime) -> bool {
     free.iter().any(|&f| f != u128::MAX && key_time(f) <= t)
 }
 
-/// The growth of a worker's `n`-th request: its leak draw, and what it
-/// adds to the instance's memory sum (the pages it unshares too).
+/// The growth of a worker's `n`-th request: its leak draw (on the memory
+/// grid, as `Sim::grow` draws it), and what it adds to the instance's
+/// memory sum (the pages it unshares too).
 #[inline(always)]
 fn growth_of(sc: &Scenario, worker: &mut Worker, n: u64) -> (f64, f64) {
-    let d = sc.fleet.leak.growth(
+    let d = quantize_mb(sc.fleet.leak.growth(
         worker.velocity_mb_per_request,
         &mut worker.warm_left_mb,
         &mut worker.noise,
-    );
+    ));
     let copied = match &sc.fleet.cow {
-        Some(c) => c.shared_after(n - 1) - c.shared_after(n),
+        Some(c) => cow_copied(c, n),
         None => 0.0,
     };
     (d, d + copied)
@@ -184,11 +192,6 @@ struct Item {
 struct Inst {
     /// In the event engine's form until the end of the current event.
     eager: bool,
-    /// The worker of `next_due`; `NIL`: not known, `settle` scans for it.
-    next_w: u32,
-    /// The first of its workers' `Lazy::due` in `(time, worker)` order
-    /// (`u64::MAX`: none).
-    next_due: u64,
     /// Growth drawn for assigned requests not yet credited.
     pending_mb: f64,
     /// Starts of the assigned requests that waited, in order (they never
@@ -223,10 +226,6 @@ struct Held {
 pub(super) struct Lazy {
     /// Per worker struct: its assigned requests, in flight first.
     items: Queues,
-    /// Per worker struct: when its first request is done, if that one is
-    /// credited late, else `u64::MAX` (`settle` takes the first of an
-    /// instance's in `(time, worker)` order).
-    due: Vec<u64>,
     /// Per worker struct: when it can take the next request (`IdleKey`:
     /// its last request's completion, or when it went idle), `u128::MAX`
     /// when it is not serving (`assign` takes the least).
@@ -278,7 +277,6 @@ impl Lazy {
         let instances = sc.fleet.instances;
         Some(Lazy {
             items: Queues::new(structs),
-            due: vec![u64::MAX; structs],
             free: vec![u128::MAX; structs],
             idle: vec![0; structs],
             busy_until: vec![SimTime::ZERO; structs],
@@ -287,7 +285,6 @@ impl Lazy {
             inst: (0..instances)
                 .map(|_| Inst {
                     eager: true,
-                    next_w: NIL,
                     ..Inst::default()
                 })
                 .collect(),
@@ -371,7 +368,6 @@ impl<O: Observer> Sim<'_, O> {
         let Lazy {
             items,
             held,
-            due,
             free,
             idle,
             inst,
@@ -382,7 +378,6 @@ impl<O: Observer> Sim<'_, O> {
             sc,
             items,
             held,
-            due,
             free,
             idle,
             order,
@@ -402,8 +397,8 @@ impl<O: Observer> Sim<'_, O> {
         let first = (i as usize) * self.spi;
         loop {
             let lz = self.lazy.as_ref().expect("lazy");
-            let (best, at) = first_due(&lz.due[first..first + self.spi]);
-            let key = due_key(best, (first + at) as u32);
+            let (best, w) = first_due(&lz.items, first, self.spi);
+            let key = due_key(best, w);
             if let Some(&(start, w, _, _)) = lz.held[i as usize].timeouts.front() {
                 // After the completion that frees its slot (the same key).
                 let s = due_key(start.0, w);
@@ -413,11 +408,9 @@ impl<O: Observer> Sim<'_, O> {
                 }
             }
             if key >= upto {
-                let inst = &mut self.lazy.as_mut().expect("lazy").inst[i as usize];
-                (inst.next_due, inst.next_w) = (best, (first + at) as u32);
                 return;
             }
-            self.credit(i, (first + at) as u32);
+            self.credit(i, w);
         }
     }
 
@@ -500,8 +493,6 @@ impl<O: Observer> Sim<'_, O> {
             .expect("a completion event for an assigned request");
         debug_assert!(it.event && it.done == t);
         let empty = lz.items.is_empty(w);
-        lz.due[w as usize] = head_due(&lz.items, w);
-        lz.inst[i as usize].next_w = NIL;
         lz.inst[i as usize].pending_mb -= it.private_mb;
         lz.completing = Some(w);
         self.served(t, i, w, &it);
@@ -555,10 +546,9 @@ impl<O: Observer> Sim<'_, O> {
         if timeouts {
             self.settle_with_timeouts(i, t, u32::MAX);
         }
+        // (Without timeouts, nothing here reads what a credit changes: the
+        // assignment credits its worker's completions.)
         let (mut p, inst, instance) = self.lazy_parts(i);
-        if !timeouts {
-            p.settle(inst, instance, slots, t, u32::MAX);
-        }
         while inst.waits.front().is_some_and(|&s| s <= t) {
             inst.waits.pop_front();
         }
@@ -575,7 +565,7 @@ impl<O: Observer> Sim<'_, O> {
         let order = *p.order;
         *p.order += 1;
         if let Some(f) = p.assign(inst, instance, slots, t, order, req) {
-            self.follow(i, f);
+            self.follow(i, t, f);
         }
     }
 
@@ -585,7 +575,7 @@ impl<O: Observer> Sim<'_, O> {
         let slots = (i as usize * self.spi, self.spi);
         let (mut p, inst, instance) = self.lazy_parts(i);
         if let Some(f) = p.assign(inst, instance, slots, now, order, req) {
-            self.follow(i, f);
+            self.follow(i, now, f);
         }
     }
 
@@ -593,14 +583,14 @@ impl<O: Observer> Sim<'_, O> {
     /// completion event, then the promotion of the instance's completions.
     #[cold]
     #[inline(never)]
-    fn follow(&mut self, i: u32, f: Follow) {
+    fn follow(&mut self, i: u32, now: SimTime, f: Follow) {
         if f.event {
             let ticket = self.evented(f.w, f.done, f.generation);
             let lz = self.lazy.as_mut().expect("lazy");
             lz.items.back_mut(f.w).expect("the item assigned").ticket = ticket;
         }
         if f.over {
-            self.promote_all(i);
+            self.promote_all(i, now);
         }
     }
 
@@ -631,8 +621,11 @@ impl<O: Observer> Sim<'_, O> {
     /// pass the cgroup limit: every completion still credited late becomes
     /// an event, since once a later one is served an earlier one could be
     /// the request that crosses the limit (found by the `sim` fuzz target).
+    /// Completions done by `now` are credited first (the assignment
+    /// credits only its own worker's).
     #[cold]
-    fn promote_all(&mut self, i: u32) {
+    fn promote_all(&mut self, i: u32, now: SimTime) {
+        self.settle(i, now, u32::MAX);
         let first = i as usize * self.spi;
         for w in first..first + self.spi {
             let generation = self.workers[w].generation;
@@ -654,8 +647,6 @@ impl<O: Observer> Sim<'_, O> {
                 };
             });
             lz.items = items;
-            lz.due[w] = head_due(&lz.items, w as u32);
-            lz.inst[i as usize].next_w = NIL;
             for (done, ticket) in promoted {
                 self.q.schedule_tied(
                     done,

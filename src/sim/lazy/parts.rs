@@ -12,7 +12,6 @@ pub(super) struct Parts<'a> {
     pub(super) items: &'a mut Queues,
     /// Per instance.
     pub(super) held: &'a mut [Held],
-    pub(super) due: &'a mut [u64],
     pub(super) free: &'a mut [IdleKey],
     pub(super) idle: &'a mut [IdleKey],
     pub(super) order: &'a mut u64,
@@ -34,8 +33,11 @@ pub(super) struct Follow {
 
 impl Parts<'_> {
     /// Credits the instance's completions before the event keyed `(t,
-    /// tie)`, in order (`Sim::settle`, when no request of the instance
-    /// times out in its backlog): its workers are `first..first + spi`.
+    /// tie)` (`Sim::settle`, when no request of the instance times out in
+    /// its backlog): its workers are `first..first + spi`, each worker's in
+    /// its own order. Exact mode's memory sums and overshoot integral do
+    /// not depend on the order of their terms (`lifecycle::quantize_mb`),
+    /// so the workers need not be interleaved in time order.
     #[inline(always)]
     pub(super) fn settle(
         &mut self,
@@ -45,16 +47,27 @@ impl Parts<'_> {
         t: SimTime,
         tie: u32,
     ) {
-        loop {
-            if inst.next_w == NIL {
-                let (d, at) = first_due(&self.due[first..first + spi]);
-                (inst.next_due, inst.next_w) = (d, (first + at) as u32);
-            }
-            // `(next_due, next_w) < (t, tie)`
-            if inst.next_due > t.0 || (inst.next_due == t.0 && inst.next_w >= tie) {
+        for w in first..first + spi {
+            self.settle_worker(inst, instance, w as u32, t, tie);
+        }
+    }
+
+    /// Credits worker `w`'s completions before `(t, tie)` in order,
+    /// stopping at one that is an event.
+    #[inline(always)]
+    pub(super) fn settle_worker(
+        &mut self,
+        inst: &mut Inst,
+        instance: &mut Instance,
+        w: u32,
+        t: SimTime,
+        tie: u32,
+    ) {
+        while let Some(it) = self.items.front(w) {
+            // `(done, w) < (t, tie)`
+            if it.event || it.done.0 > t.0 || (it.done.0 == t.0 && w >= tie) {
                 return;
             }
-            let w = std::mem::replace(&mut inst.next_w, NIL);
             self.credit(inst, instance, w);
         }
     }
@@ -69,7 +82,6 @@ impl Parts<'_> {
         let (waited, growth_mb, private_mb) = (it.waited, it.growth_mb, it.private_mb);
         debug_assert!(it.req.attempt == 0, "a retried request is an event");
         let empty = self.items.is_empty(w);
-        self.due[w as usize] = head_due(self.items, w);
         // (`Inst::waits` keeps its start until `lazy_send` drops what has
         // started.)
         inst.pending_mb -= private_mb;
@@ -94,7 +106,7 @@ impl Parts<'_> {
             set_rss_in(self.sc, false, m, worker, instance, done, rss);
         }
         if self.sc.fleet.cow.is_some() {
-            unshare_in(self.sc, worker, instance);
+            unshare_in(self.sc, false, worker, instance);
         }
         debug_assert!(
             instance.usage_mb(self.sc.fleet.master_mb) <= self.sc.fleet.container_mb,
@@ -103,12 +115,15 @@ impl Parts<'_> {
     }
 
     /// Kiefer-Wolfowitz: the serving slot that frees first takes `req`
-    /// (`Sim::assign`); what must follow out of line, if anything.
+    /// (`Sim::assign`), its worker's completions done by `now` credited
+    /// first (so its queue holds what is in flight or waiting, and what a
+    /// later event must see credited is on a worker it touches anyway);
+    /// what must follow out of line, if anything.
     #[inline(always)]
     pub(super) fn assign(
         &mut self,
         inst: &mut Inst,
-        instance: &Instance,
+        instance: &mut Instance,
         (first, spi): (usize, usize),
         now: SimTime,
         order: u64,
@@ -137,6 +152,7 @@ impl Parts<'_> {
             inst.timeouts += 1;
             return None;
         }
+        self.settle_worker(inst, instance, w, now, u32::MAX);
         let worker = &mut self.workers[w as usize];
         let n = worker.requests + self.items.len(w) as u64 + 1;
         let before = rewind.then(|| (worker.noise.clone(), worker.warm_left_mb));
@@ -155,12 +171,6 @@ impl Parts<'_> {
         }
         let done = start + req.service;
         self.free[w as usize] = idle_key(done, 0, w as u64);
-        if !event && self.items.is_empty(w) {
-            self.due[w as usize] = done.0;
-            if inst.next_w != NIL && (done.0, w) < (inst.next_due, inst.next_w) {
-                (inst.next_due, inst.next_w) = (done.0, w);
-            }
-        }
         // (An evented request's ticket is set by `Sim::follow`.)
         self.items.push_back(
             w,
