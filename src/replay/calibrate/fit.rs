@@ -496,35 +496,7 @@ pub fn num_overrides(kv: &[(String, f64)]) -> Vec<Override> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    // The screen (screen.rs) is tested here, on the fit's fixtures.
-    use super::super::screen::{chi2_quantile, screen};
-    use crate::scenario::{DEFAULT_SCENARIO, load};
-
-    /// A plain fleet (boot 380, limits 520 +- 30, 0.15 MB/request, 2 rps)
-    /// on the embedded default, its Problem's pieces and the truth.
-    fn plain() -> (Vec<Override>, Theta) {
-        let sets: Vec<Override> = [
-            "run.duration_h=24",
-            "fleet.leak.distribution=\"lognormal\"",
-            "fleet.leak.warmup_mb=0.0",
-            "fleet.leak.step_probability=0.0",
-            "workload.profile=\"constant\"",
-            "policy.busy_deferral=false",
-        ]
-        .iter()
-        .map(|s| crate::scenario::parse_override(s).unwrap())
-        .collect();
-        let truth = Theta {
-            base_mb: 520.0,
-            jitter_mb: 30.0,
-            boot_mb: 380.0,
-            ln_mean: 0.15f64.ln(),
-            ln_cv: 0.6f64.ln(),
-            ln_rps: 2.0f64.ln(),
-            ln_tick: 45.0f64.ln(),
-        };
-        (sets, truth)
-    }
+    use super::super::screen::chi2_quantile;
 
     #[test]
     fn windows_that_agree_on_whole_mb_limits_do_not_weigh_a_fraction_of_a_mb() {
@@ -572,75 +544,5 @@ mod tests {
         let (w, cost) = best_weight_cost(&pairs, (1.0, 1.0), 1.0);
         assert_eq!(w, 1.0);
         assert!(cost.is_finite());
-    }
-
-    #[test]
-    fn a_draw_the_recording_rules_out_is_left_out() {
-        let (sets, truth) = plain();
-        let load_sc = |extra: &[Override]| {
-            let mut all = sets.clone();
-            all.extend_from_slice(extra);
-            load(
-                DEFAULT_SCENARIO,
-                "<test>",
-                &all,
-                &mut |_| Err(String::new()),
-            )
-            .ok()
-            .map(|x| x.1)
-        };
-        let sc = load_sc(&num_overrides(&truth.overrides())).unwrap();
-        let look = Look {
-            whole_mb: false,
-            slot_lives: true,
-        };
-        let context = Context {
-            tick_s: 45.0,
-            workers: 6.0,
-            shape: moments::Shape::CONSTANT,
-            overshoot_weight: 1.0,
-            overshoot_quantile: moments::OVERSHOOT_QUANTILE,
-            known_boot_mb: None,
-        };
-        let data = moments::moments(&simulate(&sc, 7, look).unwrap(), &context, 10).unwrap();
-        let done = AtomicUsize::new(0);
-        let p = Problem {
-            data: &data,
-            context,
-            look,
-            min_rows: 10,
-            sets: Vec::new(),
-            load: &load_sc,
-            floor_boot: 136.0,
-            active: Active::KNOWN_TICK,
-            progress: &|_| (),
-            done: &done,
-        };
-        let point_sims = evaluate(&p, &truth, &seeds(1, 1, 16));
-        // The truth and two draws a linearisation can make where boot is
-        // weakly identified: boot 1 MB under the lowest limit (workers
-        // recycle at birth) and a leak ten times the truth's.
-        let floor = Theta {
-            boot_mb: truth.base_mb - truth.jitter_mb - 1.0,
-            ..truth
-        };
-        let fast = Theta {
-            ln_mean: (1.5f64).ln(),
-            ..truth
-        };
-        let mut draws = vec![(truth, [0.0; DIM]); 6];
-        draws.insert(2, (floor, [0.0; DIM]));
-        draws.insert(5, (fast, [0.0; DIM]));
-        let (kept, screened) = screen(&p, draws, &point_sims, &seeds(1, 3, 8));
-        assert_eq!(screened.rejected, 2, "{screened:?}");
-        assert!(!screened.kept_least_bad);
-        assert_eq!(kept.len(), 6);
-        assert!(kept.iter().all(|d| d.0 == truth));
-        // More than half ruled out: the least inconsistent half is kept.
-        let draws = vec![(truth, [0.0; DIM]), (floor, [0.0; DIM]), (fast, [0.0; DIM])];
-        let (kept, screened) = screen(&p, draws, &point_sims, &seeds(1, 3, 3));
-        assert!(screened.kept_least_bad, "{screened:?}");
-        assert_eq!(kept.len(), 2);
-        assert_eq!(kept[0].0, truth);
     }
 }

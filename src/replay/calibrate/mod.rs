@@ -46,6 +46,8 @@ mod screen;
 mod setup;
 mod shape;
 mod stages;
+#[cfg(test)]
+mod testkit;
 
 pub use calibration::{Budget, Calibration, Candidate, Fit, SCHEMA, Structure};
 pub use lognormal::fit_lognormal;
@@ -233,8 +235,7 @@ pub fn calibrate_observed(
     let (fitted, jac) = fit::refine(&p, fitted, &shared.fit_seeds, budget.refine);
     let theta = fitted.theta;
     let client = stages::client_window(rec, &regime, &mut p, &theta, &shared, base, &mut notes);
-    let (draws, draw_sims) = stages::draws(&p, &theta, &jac, &shared, &mut notes);
-    let (draws, screened) = stages::screen_draws(&p, draws, &draw_sims, &shared, &mut notes);
+    let (draws, screened) = stages::screened_draws(&p, &theta, &jac, &shared, &mut notes);
 
     let growth = structures.growth(chosen.memory);
     let mut fits = stages::reported(theta, &draws, active, &clock, &boot, growth, &mut notes);
@@ -271,7 +272,12 @@ pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
     // structure's fixed-point steps again from its point.
     let pilots = 4 + 4;
     let again = budget.iterations.max(1);
-    (candidates * (budget.iterations.max(1) + newton) + pilots + again + fit::DIM + budget.refine)
+    // When the screen rules out more than half the draws, the Jacobian
+    // again on fresh seeds (its point's windows, then one set a
+    // parameter) and its draws screened (`stages::screened_draws`).
+    let retaken = 1 + fit::DIM;
+    (candidates * (budget.iterations.max(1) + newton) + pilots + again + fit::DIM + budget.refine
+        + retaken)
         * budget.seeds
-        + 2 * budget.draws
+        + 3 * budget.draws
 }

@@ -132,3 +132,124 @@ pub fn chi2_quantile(k: f64, p: f64) -> f64 {
     let a = 2.0 / (9.0 * k);
     k * (1.0 - a + z * a.sqrt()).powi(3)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fit::{DIM, Problem, Theta, evaluate, jacobian, mean_sd, seeds};
+    use super::super::stages::{Shared, screened_draws};
+    use super::super::testkit::{CONTEXT, LOOK, loader, plain, recording};
+    use super::super::Budget;
+    use super::super::active::Active;
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_draw_the_recording_rules_out_is_left_out() {
+        let (sets, truth) = plain();
+        let load_sc = loader(sets);
+        let data = recording(&load_sc, &truth);
+        let done = AtomicUsize::new(0);
+        let p = Problem {
+            data: &data,
+            context: CONTEXT,
+            look: LOOK,
+            min_rows: 10,
+            sets: Vec::new(),
+            load: &load_sc,
+            floor_boot: 136.0,
+            active: Active::KNOWN_TICK,
+            progress: &|_| (),
+            done: &done,
+        };
+        let point_sims = evaluate(&p, &truth, &seeds(1, 1, 16));
+        // The truth and two draws a linearisation can make where boot is
+        // weakly identified: boot 1 MB under the lowest limit (workers
+        // recycle at birth) and a leak ten times the truth's.
+        let floor = Theta {
+            boot_mb: truth.base_mb - truth.jitter_mb - 1.0,
+            ..truth
+        };
+        let fast = Theta {
+            ln_mean: (1.5f64).ln(),
+            ..truth
+        };
+        let mut draws = vec![(truth, [0.0; DIM]); 6];
+        draws.insert(2, (floor, [0.0; DIM]));
+        draws.insert(5, (fast, [0.0; DIM]));
+        let (kept, screened) = screen(&p, draws, &point_sims, &seeds(1, 3, 8));
+        assert_eq!(screened.rejected, 2, "{screened:?}");
+        assert!(!screened.kept_least_bad);
+        assert_eq!(kept.len(), 6);
+        assert!(kept.iter().all(|d| d.0 == truth));
+        // More than half ruled out: the least inconsistent half is kept.
+        let draws = vec![(truth, [0.0; DIM]), (floor, [0.0; DIM]), (fast, [0.0; DIM])];
+        let (kept, screened) = screen(&p, draws, &point_sims, &seeds(1, 3, 3));
+        assert!(screened.kept_least_bad, "{screened:?}");
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0].0, truth);
+    }
+
+    #[test]
+    fn draws_through_a_poor_jacobian_are_made_again_through_a_fresh_one() {
+        let (sets, truth) = plain();
+        let load_sc = loader(sets);
+        let data = recording(&load_sc, &truth);
+        let shared = Shared {
+            look: LOOK,
+            load: &load_sc,
+            floor_boot: 136.0,
+            active: Active::KNOWN_TICK,
+            progress: &|_| (),
+            done: AtomicUsize::new(0),
+            key: 11,
+            budget: Budget {
+                seeds: 8,
+                iterations: 1,
+                draws: 16,
+                refine: 0,
+            },
+            fit_seeds: seeds(11, 1, 8),
+        };
+        let p = shared.problem(&data, CONTEXT, Vec::new());
+        let (mean, _, _) = mean_sd(&evaluate(&p, &truth, &shared.fit_seeds)).unwrap();
+        let good = jacobian(&p, &truth, &shared.fit_seeds, &mean).unwrap();
+        let mut notes = Vec::new();
+        let (kept, screened) = screened_draws(&p, &truth, &good, &shared, &mut notes);
+        assert!(!screened.kept_least_bad, "{screened:?} {notes:?}");
+        assert!(kept.len() * 4 >= 16 * 3, "{screened:?} {notes:?}");
+        assert!(!notes.iter().any(|n| n.contains("taken again")), "{notes:?}");
+        // The same Jacobian with boot's column 50 times too flat, as a
+        // statistic that happened to barely move with boot makes it: every
+        // window's deviation throws boot fifty times as far.
+        let mut poor = good;
+        let b = Active::KNOWN_TICK
+            .pairs()
+            .iter()
+            .position(|&(k, _)| k == 2)
+            .unwrap();
+        for row in poor.m.iter_mut() {
+            row[b] *= 0.02;
+        }
+        let mut notes = Vec::new();
+        let (kept, screened) = screened_draws(&p, &truth, &poor, &shared, &mut notes);
+        assert!(
+            notes.iter().any(|n| n.contains("taken again on fresh seeds: its draws keep")),
+            "{notes:?}"
+        );
+        assert!(!screened.kept_least_bad, "{screened:?} {notes:?}");
+        assert!(kept.len() * 4 >= 16 * 3, "{screened:?} {notes:?}");
+        // Its boot draws spread as the good Jacobian's do, not fifty times.
+        let spread = |d: &[(Theta, [f64; DIM])]| {
+            let b: Vec<f64> = d.iter().map(|x| x.0.boot_mb).collect();
+            let m = b.iter().sum::<f64>() / b.len() as f64;
+            (b.iter().map(|x| (x - m).powi(2)).sum::<f64>() / b.len() as f64).sqrt()
+        };
+        let (good_kept, _) = screened_draws(&p, &truth, &good, &shared, &mut Vec::new());
+        assert!(
+            spread(&kept) < 3.0 * spread(&good_kept),
+            "{} vs {}",
+            spread(&kept),
+            spread(&good_kept)
+        );
+    }
+}
