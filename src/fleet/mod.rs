@@ -181,7 +181,7 @@ pub struct Instance {
     /// Expiry times of connections the client still holds but the server closed.
     pub stale_conns: VecDeque<SimTime>,
     /// The overshoot integral of this instance's workers in exact mode, in
-    /// 2^-20 MB x us (`sim::lifecycle::MEM_STEPS`): an integer, so its
+    /// 2^-20 MB x us (`sim::memory::MEM_STEPS`): an integer, so its
     /// value does not depend on the order of its terms; summed over
     /// instances at the end.
     pub overshoot_q: i128,

@@ -143,7 +143,7 @@ impl<O: Observer> Sim<'_, O> {
         // spawn-then-exit) matches its workers.
         let dead = ws.iter().filter(|w| w.state == WorkerState::Dead).count();
         assert_eq!(dead, inst.dead as usize, "t={t}: instance {ii} dead count");
-        // Exact mode keeps memory on a grid (`lifecycle::quantize_mb`):
+        // Exact mode keeps memory on a grid (`memory::quantize_mb`):
         // the incremental sum is the sum from scratch, to the bit.
         if self.agg.is_none() {
             assert!(

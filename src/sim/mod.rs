@@ -15,6 +15,7 @@ mod kill;
 mod lazy;
 pub use lazy::{LAZY_MIN_WORKERS, fallback};
 mod lifecycle;
+mod memory;
 mod platform;
 mod recycle;
 mod replace;
@@ -657,7 +658,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             // Integers (2^-20 MB x us): the lazy path's order of crediting
             // leaves the sum as it is.
             let q: i128 = self.instances.iter().map(|i| i.overshoot_q).sum();
-            self.m.overshoot_mb_us = q as f64 / lifecycle::MEM_STEPS;
+            self.m.overshoot_mb_us = q as f64 / memory::MEM_STEPS;
         }
         if self.step_start < end {
             self.emit_timeline_row(end);

@@ -495,8 +495,8 @@ pub fn num_overrides(kv: &[(String, f64)]) -> Vec<Override> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::screen::chi2_quantile;
+    use super::*;
 
     #[test]
     fn windows_that_agree_on_whole_mb_limits_do_not_weigh_a_fraction_of_a_mb() {

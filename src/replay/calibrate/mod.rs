@@ -276,7 +276,11 @@ pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
     // again on fresh seeds (its point's windows, then one set a
     // parameter) and its draws screened (`stages::screened_draws`).
     let retaken = 1 + fit::DIM;
-    (candidates * (budget.iterations.max(1) + newton) + pilots + again + fit::DIM + budget.refine
+    (candidates * (budget.iterations.max(1) + newton)
+        + pilots
+        + again
+        + fit::DIM
+        + budget.refine
         + retaken)
         * budget.seeds
         + 3 * budget.draws

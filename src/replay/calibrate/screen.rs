@@ -135,11 +135,11 @@ pub fn chi2_quantile(k: f64, p: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Budget;
+    use super::super::active::Active;
     use super::super::fit::{DIM, Problem, Theta, evaluate, jacobian, mean_sd, seeds};
     use super::super::stages::{Shared, screened_draws};
     use super::super::testkit::{CONTEXT, LOOK, loader, plain, recording};
-    use super::super::Budget;
-    use super::super::active::Active;
     use super::*;
     use std::sync::atomic::AtomicUsize;
 
@@ -217,7 +217,10 @@ mod tests {
         let (kept, screened) = screened_draws(&p, &truth, &good, &shared, &mut notes);
         assert!(!screened.kept_least_bad, "{screened:?} {notes:?}");
         assert!(kept.len() * 4 >= 16 * 3, "{screened:?} {notes:?}");
-        assert!(!notes.iter().any(|n| n.contains("taken again")), "{notes:?}");
+        assert!(
+            !notes.iter().any(|n| n.contains("taken again")),
+            "{notes:?}"
+        );
         // The same Jacobian with boot's column 50 times too flat, as a
         // statistic that happened to barely move with boot makes it: every
         // window's deviation throws boot fifty times as far.
@@ -233,7 +236,9 @@ mod tests {
         let mut notes = Vec::new();
         let (kept, screened) = screened_draws(&p, &truth, &poor, &shared, &mut notes);
         assert!(
-            notes.iter().any(|n| n.contains("taken again on fresh seeds: its draws keep")),
+            notes
+                .iter()
+                .any(|n| n.contains("taken again on fresh seeds: its draws keep")),
             "{notes:?}"
         );
         assert!(!screened.kept_least_bad, "{screened:?} {notes:?}");

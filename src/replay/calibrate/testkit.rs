@@ -37,9 +37,14 @@ pub fn loader(sets: Vec<Override>) -> impl Fn(&[Override]) -> Option<Scenario> +
     move |extra: &[Override]| {
         let mut all = sets.clone();
         all.extend_from_slice(extra);
-        load(DEFAULT_SCENARIO, "<test>", &all, &mut |_| Err(String::new()))
-            .ok()
-            .map(|x| x.1)
+        load(
+            DEFAULT_SCENARIO,
+            "<test>",
+            &all,
+            &mut |_| Err(String::new()),
+        )
+        .ok()
+        .map(|x| x.1)
     }
 }
 

@@ -157,7 +157,7 @@ impl<O: Observer> Sim<'_, O> {
                         .fleet
                         .cow
                         .as_ref()
-                        .map_or(0.0, |c| crate::sim::lifecycle::cow_copied(c, n));
+                        .map_or(0.0, |c| crate::sim::memory::cow_copied(c, n));
                     (d, d + copied)
                 }
                 None => self.draw_growth(w, n),

@@ -19,7 +19,7 @@
 //! event engine breaks ties in, `EventQueue::schedule_tied`). What a credit
 //! adds to is counts, maxima, the worker's own fields and exact mode's
 //! memory sum and overshoot integral, which are exact whatever the order
-//! of their terms (memory on a grid, `lifecycle::quantize_mb`): so the
+//! of their terms (memory on a grid, `memory::quantize_mb`): so the
 //! workers of an instance need not be credited in time order. A completion
 //! that may act beyond its worker is scheduled as a `ServiceDone` event
 //! instead: a retried request (its `retry_ok` row), the request that reaches
@@ -41,7 +41,7 @@
 //! inside a request (`fallback` names the first one a scenario has); those
 //! scenarios run on the event engine.
 
-use super::lifecycle::{cow_copied, quantize_mb, set_rss_in, unshare_in};
+use super::memory::{cow_copied, quantize_mb, set_rss_in, unshare_in};
 use super::{Event, Sim, StepCounts};
 use crate::engine::SimTime;
 use crate::fleet::{Instance, Request, Worker, WorkerState};

@@ -36,7 +36,7 @@ impl Parts<'_> {
     /// tie)` (`Sim::settle`, when no request of the instance times out in
     /// its backlog): its workers are `first..first + spi`, each worker's in
     /// its own order. Exact mode's memory sums and overshoot integral do
-    /// not depend on the order of their terms (`lifecycle::quantize_mb`),
+    /// not depend on the order of their terms (`memory::quantize_mb`),
     /// so the workers need not be interleaved in time order.
     #[inline(always)]
     pub(super) fn settle(
