@@ -344,7 +344,8 @@ def job(task):
     truth_path = rec[:-4] + ".truth.json"
     with open(truth_path) as fh:
         truth = json.load(fh)
-    cmd = [opts["bin"], "replay", rec, "--calibrate", "--out", cal, "--seed", str(r + 1)]
+    cmd = [opts["bin"], "replay", rec, "--calibrate", "--out", cal, "--seed",
+           str(r + 1 + opts.get("seed_offset", 0))]
     for w in whatif_tomls or []:
         cmd += ["--what-if", w]
     if whatif_tomls and opts.get("force"):
@@ -718,6 +719,9 @@ def main(argv=None):
     ap.add_argument("--extra-args", default="",
                     help="extra arguments for every `fleetsim replay --calibrate` call, "
                          "one shell-quoted string (e.g. --extra-args=--fit-tick)")
+    ap.add_argument("--seed-offset", type=int, default=0,
+                    help="calibrate recording r with --seed r + 1 + this (0): the calibration's own "
+                         "Monte Carlo variability, on the same recordings")
     ap.add_argument("--list", action="store_true", help="print the grid and exit")
     ap.add_argument("--whatif", action="store_true", help="the what-if comparison instead")
     ap.add_argument("--whatif-kind", default="limit,lease,bucket",
@@ -735,7 +739,7 @@ def main(argv=None):
     if not os.path.exists(args.bin):
         raise SystemExit(f"{args.bin} missing: cargo build --release (or --bin PATH)")
     args.opts = {"bin": os.path.abspath(args.bin), "reuse": args.reuse, "force": args.force,
-                 "extra": shlex.split(args.extra_args), "whole_rule": args.whole_rule,
+                 "extra": shlex.split(args.extra_args), "seed_offset": args.seed_offset, "whole_rule": args.whole_rule,
                  "truth_extra": list(TRUTH_EXTRA)}
     if args.quick:
         fleets, args.recordings = QUICK_FLEETS, 2
