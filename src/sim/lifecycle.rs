@@ -4,6 +4,7 @@
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::{self, Stream, StreamRng, open01};
+use crate::fleet::memory::max_mb;
 use crate::fleet::{Instance, Worker, WorkerState};
 use crate::metrics::{
     EventKind, EventRow, LeaseOutcome, Metrics, Observer,
@@ -90,13 +91,13 @@ pub(super) fn set_rss_in(
     }
     worker.rss_changed_at = t;
     worker.rss_mb = rss;
-    worker.peak_mb = worker.peak_mb.max(rss);
+    worker.peak_mb = max_mb(worker.peak_mb, rss);
     if rss >= hard && worker.over_ceiling_since.is_none() {
         worker.over_ceiling_since = Some(t);
     }
     instance.private_mb += rss - old;
-    m.max_rss_mb = m.max_rss_mb.max(rss);
-    m.max_overshoot_mb = m.max_overshoot_mb.max(rss - hard);
+    m.max_rss_mb = max_mb(m.max_rss_mb, rss);
+    m.max_overshoot_mb = max_mb(m.max_overshoot_mb, rss - hard);
 }
 
 /// `Sim::unshare` on the worker and its instance, borrowed apart (`agg`:
@@ -244,11 +245,7 @@ impl<O: Observer> Sim<'_, O> {
         let limit = |n| (base + self.offset_at(n)).min(drift);
         let mut to_limit = 0;
         while rss < limit(to_limit) && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
-            rss += quantize_mb(leak.growth(
-                worker.velocity_mb_per_request,
-                &mut warm,
-                &mut noise,
-            ));
+            rss += quantize_mb(leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise));
             to_limit += 1;
         }
         let served = (self.warm_fraction(w) * to_limit as f64) as u64;
@@ -381,7 +378,11 @@ impl<O: Observer> Sim<'_, O> {
     /// A memory size as the mode keeps it: on the memory grid in exact
     /// mode (`quantize_mb`), as it is in aggregate mode.
     pub(super) fn mem_mb(&self, x: f64) -> f64 {
-        if self.agg.is_some() { x } else { quantize_mb(x) }
+        if self.agg.is_some() {
+            x
+        } else {
+            quantize_mb(x)
+        }
     }
 
     #[inline(always)]
