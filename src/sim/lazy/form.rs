@@ -213,6 +213,11 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
+    /// Whether an instance was materialized during the current event.
+    pub(in crate::sim) fn lazy_eager(&self) -> bool {
+        self.lazy.as_ref().is_some_and(|lz| !lz.eager.is_empty())
+    }
+
     /// Completion events in the heap made void and not yet popped.
     pub(in crate::sim) fn void_events(&self) -> usize {
         self.lazy.as_ref().map_or(0, |lz| lz.void.len())
