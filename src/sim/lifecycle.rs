@@ -4,8 +4,7 @@
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::{self, Stream, StreamRng, open01};
-use crate::fleet::memory::max_mb;
-use crate::fleet::{Instance, Worker, WorkerState};
+use crate::fleet::{Instance, Worker, WorkerState, memory::max_mb};
 use crate::metrics::{
     EventKind, EventRow, LeaseOutcome, Metrics, Observer,
     rows::{DecisionFacts, WorkerFacts},

@@ -45,6 +45,22 @@ impl<O: Observer> Sim<'_, O> {
         };
     }
 
+    /// The next arrival (kept beside the queue, `next_arrival`), handled
+    /// as `handle` would handle `Event::Arrival`, less what an arrival
+    /// never needs: it settles nothing before it (`lazy_send` settles the
+    /// instance the balancer picks), and no worker changes state in it (no
+    /// path from `send` reaches `set_state` or `kill_in_flight`), so no
+    /// instance is materialized to fold back and the serving count, whose
+    /// minimum the loop samples after other events, is what it was.
+    #[inline(always)]
+    pub(super) fn arrive(&mut self, t: SimTime) {
+        self.on_arrival(t);
+        if self.pinned.is_some() {
+            self.send_freed(t);
+        }
+        debug_assert!(!self.lazy_eager(), "an arrival materialized an instance");
+    }
+
     pub(super) fn on_arrival(&mut self, t: SimTime) {
         self.schedule_next_arrival();
         self.m.arrived += 1;
