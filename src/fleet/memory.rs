@@ -79,6 +79,17 @@ impl LeakModel {
     }
 }
 
+/// `a.max(b)` for the running maxima of RSS (`sim::lifecycle::set_rss_in`)
+/// as one compare (`f64::max`'s NaN handling costs seven instructions).
+/// The same value whenever `a` is not NaN and no signed zero is compared:
+/// `a` starts at a boot RSS or 0 and only ever takes a `b`; a NaN `b` leaves
+/// it, as `f64::max` does; an RSS is never -0 (it is at least its boot RSS),
+/// nor is `rss - hard` (a difference of equal values is +0).
+#[inline(always)]
+pub fn max_mb(a: f64, b: f64) -> f64 {
+    if b > a { b } else { a }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

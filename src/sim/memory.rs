@@ -4,7 +4,7 @@
 //! their terms (the fast path credits per worker because of it).
 
 use crate::engine::SimTime;
-use crate::fleet::{Instance, Worker};
+use crate::fleet::{Instance, Worker, memory::max_mb};
 use crate::metrics::Metrics;
 use crate::scenario::Scenario;
 
@@ -76,13 +76,13 @@ pub(super) fn set_rss_in(
     }
     worker.rss_changed_at = t;
     worker.rss_mb = rss;
-    worker.peak_mb = worker.peak_mb.max(rss);
+    worker.peak_mb = max_mb(worker.peak_mb, rss);
     if rss >= hard && worker.over_ceiling_since.is_none() {
         worker.over_ceiling_since = Some(t);
     }
     instance.private_mb += rss - old;
-    m.max_rss_mb = m.max_rss_mb.max(rss);
-    m.max_overshoot_mb = m.max_overshoot_mb.max(rss - hard);
+    m.max_rss_mb = max_mb(m.max_rss_mb, rss);
+    m.max_overshoot_mb = max_mb(m.max_overshoot_mb, rss - hard);
 }
 
 /// `Sim::unshare` on the worker and its instance, borrowed apart (`agg`:

@@ -378,19 +378,20 @@ impl<'s, O: Observer> Sim<'s, O> {
         let budget_end = self.sc.max_events.saturating_add(1);
         let mut check_at = budget_end.min(STOP_CHECK_EVERY + 1);
         while let Some(next) = self.q.pop_key_before(end, self.next_arrival) {
-            let (t, ev) = next.unwrap_or_else(|| {
-                self.next_arrival = u128::MAX;
-                (self.q.now(), Event::Arrival)
-            });
+            let t = next.map_or_else(|| self.q.now(), |(t, _)| t);
             self.m.events += 1;
             if self.m.events >= check_at {
                 self.check_limits(t)?;
                 check_at = budget_end.min(self.m.events + STOP_CHECK_EVERY);
             }
-            self.handle(t, ev);
-            // Sampled between events: a hand-over inside one event (old
-            // worker drains, successor serves) is not a dip in capacity.
-            self.m.min_serving = self.m.min_serving.min(self.counts.serving);
+            if let Some((t, ev)) = next {
+                self.handle(t, ev);
+                // Sampled between events: a hand-over inside one event (old
+                // worker drains, successor serves) is not a dip in capacity.
+                self.m.min_serving = self.m.min_serving.min(self.counts.serving);
+            } else {
+                self.arrive(t);
+            }
             if self.check_invariants {
                 self.check_all(t);
             }

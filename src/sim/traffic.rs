@@ -45,6 +45,22 @@ impl<O: Observer> Sim<'_, O> {
         };
     }
 
+    /// The next arrival (kept beside the queue, `next_arrival`), handled
+    /// as `handle` would handle `Event::Arrival`, less what an arrival
+    /// never needs: it settles nothing before it (`lazy_send` settles the
+    /// instance the balancer picks), and no worker changes state in it (no
+    /// path from `send` reaches `set_state` or `kill_in_flight`), so no
+    /// instance is materialized to fold back and the serving count, whose
+    /// minimum the loop samples after other events, is what it was.
+    #[inline(always)]
+    pub(super) fn arrive(&mut self, t: SimTime) {
+        self.on_arrival(t);
+        if self.pinned.is_some() {
+            self.send_freed(t);
+        }
+        debug_assert!(!self.lazy_eager(), "an arrival materialized an instance");
+    }
+
     pub(super) fn on_arrival(&mut self, t: SimTime) {
         self.schedule_next_arrival();
         self.m.arrived += 1;
@@ -72,8 +88,32 @@ impl<O: Observer> Sim<'_, O> {
         self.send(t, req);
     }
 
-    /// One attempt: pick an instance, maybe hit a stale connection, dispatch.
-    fn send(&mut self, t: SimTime, mut req: Request) {
+    /// One attempt: pick an instance, maybe hit a stale connection, dispatch:
+    /// one function per engine (`send_to`), so that neither engine's hot
+    /// path is compiled around the other's.
+    #[inline(always)]
+    fn send(&mut self, t: SimTime, req: Request) {
+        if self.lazy.is_some() {
+            self.send_lazy(t, req);
+        } else {
+            self.send_events(t, req);
+        }
+    }
+
+    /// `send` on the fast path (`lazy/`).
+    #[inline(never)]
+    fn send_lazy(&mut self, t: SimTime, req: Request) {
+        self.send_to::<true>(t, req);
+    }
+
+    /// `send` on the event engine.
+    #[inline(never)]
+    fn send_events(&mut self, t: SimTime, req: Request) {
+        self.send_to::<false>(t, req);
+    }
+
+    #[inline(always)]
+    fn send_to<const LAZY: bool>(&mut self, t: SimTime, mut req: Request) {
         if self.pinned.is_some() {
             self.send_pinned(t, req);
             return;
@@ -87,10 +127,27 @@ impl<O: Observer> Sim<'_, O> {
             return;
         }
         req.enq_t = t;
-        if self.is_lazy(i) {
+        if LAZY && self.is_lazy(i) {
             self.lazy_send(t, i, req);
-            return;
+        } else if LAZY {
+            // (An instance in the event form between events: none is, as
+            // every event folds what it materialized.)
+            self.send_eager(t, i, req);
+        } else {
+            self.send_eager_inline(t, i, req);
         }
+    }
+
+    /// The event form's dispatch, out of line for the fast path.
+    #[cold]
+    #[inline(never)]
+    fn send_eager(&mut self, t: SimTime, i: u32, req: Request) {
+        self.send_eager_inline(t, i, req);
+    }
+
+    /// The event form's dispatch: a free slot, the backlog, or a 503.
+    #[inline(always)]
+    fn send_eager_inline(&mut self, t: SimTime, i: u32, req: Request) {
         self.instances[i as usize].outstanding += 1;
         if let Some((w, slot)) = self.take_idle(i) {
             self.start_service(t, w, slot, req);

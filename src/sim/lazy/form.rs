@@ -87,7 +87,7 @@ impl<O: Observer> Sim<'_, O> {
                 waiting.push((it.order, it.req));
             }
             if worker.in_flight == 0 && worker.state == WorkerState::Serving && !completing {
-                idle.push((lz.idle[w as usize], w));
+                idle.push((lz.items.idle(w), w));
             }
         }
         // One sorted run per worker (their orders are unique): a stable sort
@@ -134,11 +134,7 @@ impl<O: Observer> Sim<'_, O> {
         for w in ws {
             let serving = self.workers[w as usize].state == WorkerState::Serving;
             let lz = self.lazy.as_mut().expect("lazy");
-            lz.free[w as usize] = if serving {
-                lz.idle[w as usize]
-            } else {
-                u128::MAX
-            };
+            lz.free[w as usize] = if serving { lz.items.idle(w) } else { u128::MAX };
             let Some(req) = self.workers[w as usize].slots[0].take() else {
                 continue;
             };
@@ -204,7 +200,7 @@ impl<O: Observer> Sim<'_, O> {
                 lz.others += 1;
                 lz.others
             };
-            lz.idle[w as usize] = idle_key(t, class, tie);
+            lz.items.set_idle(w, idle_key(t, class, tie));
         }
     }
 
@@ -215,6 +211,11 @@ impl<O: Observer> Sim<'_, O> {
             lz.in_flight_growth[w as usize] = None;
             lz.in_flight_ticket[w as usize] = 0;
         }
+    }
+
+    /// Whether an instance was materialized during the current event.
+    pub(in crate::sim) fn lazy_eager(&self) -> bool {
+        self.lazy.as_ref().is_some_and(|lz| !lz.eager.is_empty())
     }
 
     /// Completion events in the heap made void and not yet popped.

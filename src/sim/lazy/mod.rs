@@ -230,7 +230,6 @@ pub(super) struct Lazy {
     /// its last request's completion, or when it went idle), `u128::MAX`
     /// when it is not serving (`assign` takes the least).
     free: Vec<IdleKey>,
-    idle: Vec<IdleKey>,
     /// Per worker struct, in the event form: when its request in flight is
     /// done, and the growth drawn for it (`None`: drawn when folded).
     busy_until: Vec<SimTime>,
@@ -278,7 +277,6 @@ impl Lazy {
         Some(Lazy {
             items: Queues::new(structs),
             free: vec![u128::MAX; structs],
-            idle: vec![0; structs],
             busy_until: vec![SimTime::ZERO; structs],
             in_flight_growth: vec![None; structs],
             in_flight_ticket: vec![0; structs],
@@ -369,7 +367,6 @@ impl<O: Observer> Sim<'_, O> {
             items,
             held,
             free,
-            idle,
             inst,
             order,
             ..
@@ -379,7 +376,6 @@ impl<O: Observer> Sim<'_, O> {
             items,
             held,
             free,
-            idle,
             order,
             workers,
             m,
@@ -513,7 +509,7 @@ impl<O: Observer> Sim<'_, O> {
         } else if empty {
             match self.workers[w as usize].state {
                 WorkerState::Draining => self.exit(t, w),
-                _ => lz.idle[w as usize] = idle_key(t, 0, w as u64),
+                _ => lz.items.set_idle(w, idle_key(t, 0, w as u64)),
             }
         }
     }

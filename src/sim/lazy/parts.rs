@@ -13,7 +13,6 @@ pub(super) struct Parts<'a> {
     /// Per instance.
     pub(super) held: &'a mut [Held],
     pub(super) free: &'a mut [IdleKey],
-    pub(super) idle: &'a mut [IdleKey],
     pub(super) order: &'a mut u64,
     pub(super) workers: &'a mut [Worker],
     pub(super) m: &'a mut Metrics,
@@ -86,7 +85,7 @@ impl Parts<'_> {
         // started.)
         inst.pending_mb -= private_mb;
         if empty {
-            self.idle[w as usize] = idle_key(done, 0, w as u64);
+            self.items.set_idle(w, idle_key(done, 0, w as u64));
         }
         let m = &mut *self.m;
         m.events += 1;

@@ -8,7 +8,7 @@
 //! few cache lines however large the fleet. A worker's ends sit together
 //! (`Ends`), one cache line for sixteen workers.
 
-use super::Item;
+use super::{IdleKey, Item};
 use crate::engine::rng::StreamRng;
 
 /// A worker's draw state before an item drew (`Item::rewind`): its leak
@@ -18,9 +18,13 @@ pub(super) type Before = (StreamRng, f64);
 /// No item: the end of a list.
 pub(super) const NIL: u32 = u32::MAX;
 
-/// A worker's queue: its first and last item and its length.
+/// A worker's queue: its first and last item and its length, with the
+/// key of when its slot last went idle beside them (`IdleKey`, written when
+/// a credit empties the queue: one bounds check and one cache line for
+/// what a credit touches of its worker's lazy state).
 #[derive(Clone, Copy)]
 struct Ends {
+    idle: IdleKey,
     head: u32,
     tail: u32,
     len: u32,
@@ -50,6 +54,7 @@ impl Queues {
             free: NIL,
             ends: vec![
                 Ends {
+                    idle: 0,
                     head: NIL,
                     tail: NIL,
                     len: 0
@@ -57,6 +62,17 @@ impl Queues {
                 workers
             ],
         }
+    }
+
+    /// When worker `w`'s slot last went idle (`IdleKey`).
+    #[inline(always)]
+    pub(super) fn idle(&self, w: u32) -> IdleKey {
+        self.ends[w as usize].idle
+    }
+
+    #[inline(always)]
+    pub(super) fn set_idle(&mut self, w: u32, k: IdleKey) {
+        self.ends[w as usize].idle = k;
     }
 
     /// Requests assigned to worker `w`.
