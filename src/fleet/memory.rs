@@ -79,7 +79,7 @@ impl LeakModel {
     }
 }
 
-/// `a.max(b)` for the running maxima of RSS (`sim::lifecycle::set_rss_in`)
+/// `a.max(b)` for the running maxima of RSS (`sim::memory::set_rss_in`)
 /// as one compare (`f64::max`'s NaN handling costs seven instructions).
 /// The same value whenever `a` is not NaN and no signed zero is compared:
 /// `a` starts at a boot RSS or 0 and only ever takes a `b`; a NaN `b` leaves

@@ -321,15 +321,17 @@ def rec_seed(fleet, r):
     return 1000 * (fleet + 1) + r + 1
 
 
-def rec_paths(outdir, fleet, r):
+def rec_paths(outdir, fleet, r, seed_offset=0):
+    """The recording and its calibration's directory (`-cal`, or `-cal-sN` with
+    --seed-offset N, so --reuse never re-tabulates another seed's calibration)."""
     stem = os.path.join(outdir, f"f{fleet:02d}", f"rec{r + 1}")
-    return stem + ".csv", stem + "-cal"
+    return stem + ".csv", stem + "-cal" + (f"-s{seed_offset}" if seed_offset else "")
 
 
 def job(task):
     """Generate one recording (if absent) and calibrate it; returns a result row."""
     fleet, r, outdir, whatif_tomls, opts = task
-    rec, cal = rec_paths(outdir, fleet, r)
+    rec, cal = rec_paths(outdir, fleet, r, opts.get("seed_offset", 0))
     if whatif_tomls:
         cal += "-whatif"
     os.makedirs(os.path.dirname(rec), exist_ok=True)

@@ -444,8 +444,8 @@ pub fn client_window(
 /// under model 8, `--seed 1`: 53 of 64 shrunk, 32 left out, boot +- 90 MB
 /// where seeds 2-4 give +- 14-23). The Jacobian is then taken again at the
 /// fitted point on fresh seeds, the same windows mapped through it and
-/// screened on fresh seeds, and the set that keeps more draws is kept (the
-/// first on a tie); the note says which.
+/// screened on fresh seeds, and the set more of whose draws passed the
+/// screen is reported (the first on a tie); the note says which.
 pub fn screened_draws(
     p: &Problem,
     theta: &Theta,
@@ -466,14 +466,15 @@ pub fn screened_draws(
         .and_then(|(mean, _, _)| fit::jacobian(p, theta, &retaken, &mean))
         .map(|jac| map_and_screen(p, theta, &jac, &draw_sims, shared, 7));
     let made = first.0.len() + first.1.rejected;
+    let (passed, shrunk) = (first.1.passed, first.3);
     match again {
-        Some(second) if second.0.len() > first.0.len() => {
+        Some(second) if second.1.passed > passed => {
             notes.extend(second.2);
             notes.push(format!(
-                "draws: the first Jacobian's draws kept {} of {made} through the screen, so the \
-                 Jacobian was taken again on fresh seeds: its draws keep {}, and are the ones reported",
-                first.0.len(),
-                second.0.len()
+                "draws: through the first Jacobian {passed} of {made} draws passed the screen \
+                 ({shrunk} shrunk to a bound), so the Jacobian was taken again on fresh seeds: \
+                 through it {} passed, and its draws are the ones reported",
+                second.1.passed
             ));
             (second.0, second.1)
         }
@@ -481,9 +482,9 @@ pub fn screened_draws(
             notes.extend(first.2);
             notes.push(match second {
                 Some(second) => format!(
-                    "draws: the Jacobian taken again on fresh seeds kept no more ({} of {made}): \
-                     the first draws are reported",
-                    second.0.len()
+                    "draws: the Jacobian taken again on fresh seeds passed no more draws through \
+                     the screen ({} of {made}, against {passed}): the first draws are reported",
+                    second.1.passed
                 ),
                 None => "draws: the Jacobian could not be taken again on fresh seeds: the first \
                          draws are reported"
@@ -495,7 +496,7 @@ pub fn screened_draws(
 }
 
 /// `draw_sims` mapped through `jac` (`fit::draws`) and screened on the
-/// seeds of `purpose`, with the notes they make.
+/// seeds of `purpose`, with the notes they make and how many were shrunk.
 fn map_and_screen(
     p: &Problem,
     theta: &Theta,
@@ -503,7 +504,7 @@ fn map_and_screen(
     draw_sims: &[Option<Moments>],
     shared: &Shared,
     purpose: u64,
-) -> (Vec<Draw>, Screened, Vec<String>) {
+) -> (Vec<Draw>, Screened, Vec<String>, usize) {
     let mut notes = Vec::new();
     let (draws, shrunk) = fit::draws(theta, draw_sims, shared.budget.seeds, p.floor_boot, jac);
     if shrunk > 0 {
@@ -531,7 +532,7 @@ fn map_and_screen(
             }
         ));
     }
-    (draws, screened, notes)
+    (draws, screened, notes, shrunk)
 }
 
 /// The reported values: the fitted point, with se and interval from the
