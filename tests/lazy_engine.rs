@@ -278,7 +278,7 @@ fn every_preset_the_fast_path_takes_is_the_event_engine_byte_for_byte() {
 }
 
 #[test]
-fn a_large_fleet_takes_the_fast_path_by_itself_and_a_small_one_does_not() {
+fn a_large_fleet_takes_the_fast_path_by_itself_and_a_small_one_unless_saturated() {
     // 20 instances of 3: past LAZY_MIN_WORKERS, `Sim::new` alone.
     let sets = [
         "run.duration_h=0.5",
@@ -296,11 +296,25 @@ fn a_large_fleet_takes_the_fast_path_by_itself_and_a_small_one_does_not() {
     assert_eq!(format!("{by_itself:?}"), format!("{events:?}"));
     assert_eq!(a.0, b.0);
     same(&sets, 1..3, false);
+    // The seeds' 6 workers: the fast path at their own load, the event
+    // engine saturated (LAZY_MAX_LOAD), unless asked.
     let small = common::scenario(&[]);
     let sim = Sim::new(&small, 1, fleetsim::metrics::NullObserver);
     assert!(
+        sim.lazy_completions(),
+        "the seeds' 6 workers at about 1 rps"
+    );
+    let saturated = common::scenario(&["workload.rps=50", "workload.profile=\"constant\""]);
+    let sim = Sim::new(&saturated, 1, fleetsim::metrics::NullObserver);
+    assert!(
         !sim.lazy_completions(),
-        "the seeds' 6 workers take the event engine"
+        "the seeds' 6 workers saturated take the event engine"
     );
     assert!(sim.with_lazy_completions().lazy_completions());
+    let sets = [
+        "run.duration_h=0.2",
+        "workload.rps=50",
+        "workload.profile=\"constant\"",
+    ];
+    same(&sets, 1..2, false);
 }

@@ -13,7 +13,7 @@ mod evil;
 mod invariants;
 mod kill;
 mod lazy;
-pub use lazy::{LAZY_MIN_WORKERS, fallback};
+pub use lazy::{LAZY_MAX_LOAD, LAZY_MIN_WORKERS, fallback};
 mod lifecycle;
 mod memory;
 mod platform;
@@ -313,7 +313,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .has(crate::policy::GateKind::BusyDeferral),
             stop: None,
             progress: None,
-            lazy: (sc.fleet.workers() >= lazy::LAZY_MIN_WORKERS)
+            lazy: lazy::chosen(sc)
                 .then(|| lazy::Lazy::new(sc, sc.fleet.instances * spi))
                 .flatten(),
         }
@@ -324,9 +324,10 @@ impl<'s, O: Observer> Sim<'s, O> {
         self.lazy.is_some()
     }
 
-    /// Takes the fast path (`lazy/`) on a fleet of any size, where the
-    /// scenario allows it (`fallback`); `Sim::new` takes it from
-    /// `LAZY_MIN_WORKERS` up. The outputs are the same bytes either way.
+    /// Takes the fast path (`lazy/`) on a fleet of any size and load, where
+    /// the scenario allows it (`fallback`); `Sim::new` takes it from
+    /// `LAZY_MIN_WORKERS` up, and below that at an offered load up to
+    /// `LAZY_MAX_LOAD`. The outputs are the same bytes either way.
     pub fn with_lazy_completions(mut self) -> Self {
         if self.lazy.is_none() && self.m.events == 0 {
             self.lazy = lazy::Lazy::new(self.sc, self.sc.fleet.instances * self.spi);

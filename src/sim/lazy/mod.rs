@@ -255,15 +255,31 @@ pub(super) struct Lazy {
     completing: Option<u32>,
 }
 
-/// Below this many workers the event engine is kept (its heap of
-/// completions is a few entries deep): `Sim::new` takes the fast path from
-/// here up, and `Sim::with_lazy_completions` below it. Measured side by
-/// side (`throughput`, docs/performance.md, 2026-12-02 round 3): on the
-/// peer's 6 workers the fast path runs 912 instructions a request against
-/// the event engine's 919, but on the saturated seeds' fleet (`high_rate`)
-/// 1,678 against 912; at 60 workers and up it is faster in wall time,
-/// by 1.4x (60) to 2.6x-2.8x (16,002).
+/// From this many workers `Sim::new` takes the fast path whatever the
+/// load: at 60 workers and up it is faster in wall time, by 1.4x (60) to
+/// 2.6x-2.8x (16,002) (`throughput`, docs/performance.md, 2026-12-02 round
+/// 3). Below it, only when the offered load is at most `LAZY_MAX_LOAD`.
 pub const LAZY_MIN_WORKERS: usize = 32;
+
+/// The offered load (peak arrival rate x mean service time over the
+/// workers) up to which a fleet of fewer than `LAZY_MIN_WORKERS` takes the
+/// fast path. Measured side by side (callgrind, profiling build, the
+/// thirteenth session): the peer's 6 workers at 0.4, 783 instructions a
+/// request against the event engine's 920; the embedded default's day
+/// 86.6 M against 93.1 M; but the saturated seeds' fleet (`high_rate`, 1.0:
+/// long backlogs, every recycle materializes and folds its instance) 1,428
+/// against about 920. A queue at 0.8 backlogs rarely enough.
+pub const LAZY_MAX_LOAD: f64 = 0.8;
+
+/// Whether `Sim::new` takes the fast path for `sc` (where `fallback`
+/// allows it): a large fleet always, a small one when not loaded near
+/// saturation. The outputs are the same bytes either way.
+pub fn chosen(sc: &Scenario) -> bool {
+    let workers = sc.fleet.workers();
+    let load = sc.workload.profile.peak_rate() * sc.workload.service.mean_us() * 1e-6
+        / (workers.max(1) as f64 * sc.fleet.concurrency.max(1) as f64);
+    workers >= LAZY_MIN_WORKERS || load <= LAZY_MAX_LOAD
+}
 
 impl Lazy {
     /// The fast path's state, every instance in the event form (the fleet
