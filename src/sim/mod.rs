@@ -41,8 +41,11 @@ pub const STOP_CHECK_EVERY: u64 = 4096;
 /// Events are kept small (16 bytes) because the queue moves them on every
 /// push and pop: a retry's request waits in `Sim::retries`, not in the event.
 #[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// Arrivals are not events: the next one travels beside the queue
+/// (`Sim::next_arrival`, its key from `EventQueue::key_for`) and the loop
+/// hands it to `Sim::arrive`.
 pub enum Event {
-    Arrival,
     /// The oldest request in `Sim::retries` is sent again.
     Retry,
     ServiceDone {
@@ -122,9 +125,8 @@ impl Lane for Event {
     #[inline]
     fn lane(&self) -> usize {
         match self {
-            // Arrivals travel beside the queue (`Sim::next_arrival`); the
-            // aggregate mode's step has the lane to itself.
-            Event::Arrival | Event::Step => 0,
+            // The aggregate mode's step has the lane to itself.
+            Event::Step => 0,
             Event::ServiceDone { .. } => 1,
             Event::Retry
             | Event::Sample { .. }
@@ -460,7 +462,6 @@ impl<'s, O: Observer> Sim<'s, O> {
             self.settle_for(t, ev);
         }
         match ev {
-            Event::Arrival => self.on_arrival(t),
             Event::Retry => self.on_retry(t),
             Event::ServiceDone {
                 worker,

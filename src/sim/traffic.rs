@@ -46,8 +46,7 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     /// The next arrival (kept beside the queue, `next_arrival`), handled
-    /// as `handle` would handle `Event::Arrival`, less what an arrival
-    /// never needs: it settles nothing before it (`lazy_send` settles the
+    /// as `handle` handles an event, less what an arrival never needs: it settles nothing before it (`lazy_send` settles the
     /// instance the balancer picks), and no worker changes state in it (no
     /// path from `send` reaches `set_state` or `kill_in_flight`), so no
     /// instance is materialized to fold back and the serving count, whose
@@ -130,8 +129,10 @@ impl<O: Observer> Sim<'_, O> {
         if LAZY && self.is_lazy(i) {
             self.lazy_send(t, i, req);
         } else if LAZY {
-            // (An instance in the event form between events: none is, as
-            // every event folds what it materialized.)
+            // An instance in the event form: only inside an event that
+            // materialized it (a retry or a freed connection's request sent
+            // by it), never at an arrival (every event folds what it
+            // materialized before the next).
             self.send_eager(t, i, req);
         } else {
             self.send_eager_inline(t, i, req);

@@ -244,7 +244,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(in crate::sim) fn settle_for(&mut self, t: SimTime, ev: Event) {
         let of = |s: &Self, w: u32| s.workers[w as usize].instance;
         match ev {
-            Event::Arrival | Event::Retry => {}
+            Event::Retry => {}
             Event::ServiceDone { worker, .. } => {
                 let tie = self.completion_tie(worker, 0);
                 self.settle(of(self, worker), t, tie);
