@@ -135,8 +135,10 @@ fn saturate_counts_its_simulations() {
             "saturate",
             "--seeds",
             "2",
+            // Long enough (~0.4 s in release) to outlast the 0.1 s interval:
+            // quicker work prints no "done" line, by design.
             "--hours",
-            "2",
+            "24",
             "--out",
             out.to_str().unwrap(),
         ],
