@@ -50,6 +50,7 @@ const BUDGET: Budget = Budget {
     iterations: 3,
     draws: 8,
     refine: 0,
+    fits: 1,
 };
 
 #[test]

@@ -143,6 +143,7 @@ fn every_candidate_is_scored_after_its_newton_steps() {
         iterations: 1,
         draws: 2,
         refine: 1,
+        fits: 1,
     };
     let c = calibrate(&rec, &base(), 1, b, false, &|_| ()).unwrap();
     let candidates = c.structure.candidates.len();

@@ -17,6 +17,9 @@ pub struct Budget {
     /// Newton steps on each candidate structure, then on the chosen one
     /// again (each after a Jacobian).
     pub refine: usize,
+    /// Independent fits, each on its own seeds, merged (`ensemble.rs`):
+    /// their mean point, their draws pooled.
+    pub fits: usize,
 }
 
 impl Budget {
@@ -25,6 +28,7 @@ impl Budget {
         iterations: 5,
         draws: 64,
         refine: 3,
+        fits: 2,
     };
     /// For fuzzing and smoke tests.
     pub const TINY: Budget = Budget {
@@ -32,6 +36,7 @@ impl Budget {
         iterations: 1,
         draws: 2,
         refine: 0,
+        fits: 1,
     };
 }
 

@@ -22,6 +22,10 @@
 //! 4. **Draws**: a parametric bootstrap at the fitted point; `se` and the
 //!    95% interval come from the draws, and validation and what-ifs run
 //!    over them.
+//! 5. **Independent fits** (`ensemble.rs`): the pilot, the fits and the
+//!    draws run `Budget::fits` times (2 by default) on independent seeds;
+//!    the point is their mean and the draws are pooled, so the intervals
+//!    carry the simulation's own noise in where a fit lands.
 //!
 //! Boot RSS and warm-up trade off in recycle rows (both only shift where a
 //! worker starts its linear growth): their sum is what is identified, and
@@ -36,6 +40,7 @@
 mod active;
 mod calibration;
 mod client;
+mod ensemble;
 mod fit;
 mod fits;
 mod lognormal;
@@ -156,7 +161,9 @@ pub fn calibrate(
 /// fixed-point steps again from that point under the new statistics (the
 /// first window set re-scores it; the best point seen is kept); the chosen
 /// one's Newton steps again from its point; the client's stale window; the
-/// draws and their screen; the reported values and notes.
+/// draws and their screen (these simulating stages are `fit_once`, run
+/// `budget.fits` times, each on its own seeds, one after the other); the
+/// fits merged; the reported values and notes.
 pub fn calibrate_observed(
     rec: &Recording,
     base: &RawScenario,
@@ -191,28 +198,155 @@ pub fn calibrate_observed(
         &mut notes,
     ));
     let profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
-    let mut boot = setup::boot_statistics(&regime, &clock, profile.shape, observed, &mut notes)?;
+    let boot = setup::boot_statistics(&regime, &clock, profile.shape, observed, &mut notes)?;
     let active = boot.active(&clock, &mut notes);
     let key = mix64(recording_hash(&regime.sample) ^ mix64(seed));
-    let shared = Shared::new(base, &regime, &load_sc, active, progress, key, budget);
     let structures = Structures::new(base, &base_text, fixed, &boot);
     let candidates = structures.candidates();
+    // The fits on independent seeds (the first on the recording's own key),
+    // each counting its windows after the ones before it.
+    let mut runs: Vec<Run> = Vec::new();
+    let mut before = 0;
+    for r in 0..budget.fits.max(1) {
+        let run_key = if r == 0 {
+            key
+        } else {
+            mix64(key ^ mix64(FIT_SALT + r as u64))
+        };
+        let counted = |n: usize| progress(before + n);
+        let shared = Shared::new(base, &regime, &load_sc, active, &counted, run_key, budget);
+        let run = fit_once(
+            rec,
+            base,
+            &regime,
+            boot.clone(),
+            &structures,
+            &candidates,
+            &shared,
+        );
+        before += shared.done.into_inner();
+        match run {
+            Ok(run) => runs.push(Run {
+                number: r + 1,
+                ..run
+            }),
+            // The first fit's failure is the calibration's; a later one is
+            // only a fit fewer.
+            Err(e) if r == 0 => return Err(e),
+            Err(e) => notes.push(format!("fit {}: failed ({e}); left out", r + 1)),
+        }
+    }
+    let first = &runs[0];
+    let members: Vec<ensemble::Member> = runs
+        .iter()
+        .map(|run| ensemble::Member {
+            number: run.number,
+            theta: run.theta,
+            draws: &run.draws,
+            // Busy deferral only moves when a due recycle happens; the
+            // memory model changes what boot means (boot or boot + warm-up).
+            same_memory: run.chosen.memory == first.chosen.memory,
+        })
+        .collect();
+    let merged = ensemble::merge(&members);
+    notes.extend(first.notes.iter().cloned());
+    // What the other fits met that the first did not (a Jacobian taken
+    // again, draws screened out), under their number.
+    for run in &runs[1..] {
+        for n in run.notes.iter().filter(|n| !first.notes.contains(n)) {
+            notes.push(format!("fit {}: {n}", run.number));
+        }
+    }
+    if runs.len() > 1 {
+        notes.push(ensemble::note(&members, &merged));
+    }
+    let theta = merged.theta;
+    let screened_out = merged.used.iter().map(|&i| runs[i].rejected).sum();
+    let (chosen, boot) = (&first.chosen, &first.boot);
+
+    let growth = structures.growth(chosen.memory);
+    let mut fits = stages::reported(
+        theta,
+        &merged.draws,
+        active,
+        &clock,
+        boot,
+        growth,
+        &mut notes,
+    );
+    fits.extend(first.client.clone());
+    stages::closing_notes(&profile, chosen, regime.sample.whole_mb, &mut notes);
+    let v = regime.view;
+    Ok(Calibration {
+        schema: SCHEMA,
+        regime: v.key.label(),
+        start_s: v.start_s,
+        end_s: v.end_s,
+        recycles: v.recycles.len(),
+        rows: regime.sample.rows.len(),
+        fits,
+        structure: profile.structure(regime.sample.whole_mb, chosen.candidates.clone()),
+        fixed: first
+            .sets
+            .iter()
+            .map(|o| (o.key.clone(), o.value.clone()))
+            .collect(),
+        draws: stages::all_draws(theta, &merged.draws),
+        draws_screened_out: screened_out,
+        seeds_simulated: before,
+        notes,
+    })
+}
+
+/// Mixed into the key of every fit after the first.
+const FIT_SALT: u64 = 0xF175_0000;
+
+/// What one fit gives: its point and draws, the structure it chose, the
+/// statistics it weighed, the client's fit and scenario values, its notes.
+struct Run {
+    /// Which fit, from 1.
+    number: usize,
+    theta: fit::Theta,
+    draws: Vec<stages::Draw>,
+    rejected: usize,
+    boot: setup::Boot,
+    chosen: stages::Chosen,
+    sets: Vec<Override>,
+    client: Option<Fit>,
+    notes: Vec<String>,
+}
+
+/// One fit on `shared`'s seeds: the pilot, a fit per structure, the pilot
+/// again at the chosen point (and the fixed-point steps again when its
+/// weights changed), the Newton steps, the client's window, the draws and
+/// their screen.
+fn fit_once(
+    rec: &Recording,
+    base: &RawScenario,
+    regime: &setup::Regime,
+    mut boot: setup::Boot,
+    structures: &Structures,
+    candidates: &[(Memory, bool)],
+    shared: &Shared,
+) -> Result<Run, CalibrateError> {
+    let budget = shared.budget;
+    let mut notes = Vec::new();
     // An observed boot needs no pilot: the overshoot statistic measures the tick.
     if boot.observed_boot.is_none() {
-        stages::pilot(&regime, &mut boot, &structures, &shared, &mut notes)?;
+        stages::pilot(regime, &mut boot, structures, shared, &mut notes)?;
     }
-    let (chosen, mut fitted) = stages::fit_structures(&boot, &structures, &candidates, &shared)?;
+    let (chosen, mut fitted) = stages::fit_structures(&boot, structures, candidates, shared)?;
     // The pilot's weights again where the fit landed; when they changed,
     // the chosen structure's fixed-point steps again from its point.
     let warmup = structures.growth(chosen.memory).0;
     if boot.observed_boot.is_none()
         && stages::repilot(
-            &regime,
+            regime,
             &mut boot,
             &chosen,
             &fitted.theta,
             warmup,
-            &shared,
+            shared,
             &mut notes,
         )?
     {
@@ -234,27 +368,18 @@ pub fn calibrate_observed(
     // Newton steps for the chosen structure, with the Jacobian at its point.
     let (fitted, jac) = fit::refine(&p, fitted, &shared.fit_seeds, budget.refine);
     let theta = fitted.theta;
-    let client = stages::client_window(rec, &regime, &mut p, &theta, &shared, base, &mut notes);
-    let (draws, screened) = stages::screened_draws(&p, &theta, &jac, &shared, &mut notes);
-
-    let growth = structures.growth(chosen.memory);
-    let mut fits = stages::reported(theta, &draws, active, &clock, &boot, growth, &mut notes);
-    fits.extend(client);
-    stages::closing_notes(&profile, &chosen, regime.sample.whole_mb, &mut notes);
-    let v = regime.view;
-    Ok(Calibration {
-        schema: SCHEMA,
-        regime: v.key.label(),
-        start_s: v.start_s,
-        end_s: v.end_s,
-        recycles: v.recycles.len(),
-        rows: regime.sample.rows.len(),
-        fits,
-        structure: profile.structure(regime.sample.whole_mb, chosen.candidates),
-        fixed: p.sets.into_iter().map(|o| (o.key, o.value)).collect(),
-        draws: stages::all_draws(theta, &draws),
-        draws_screened_out: screened.rejected,
-        seeds_simulated: shared.done.into_inner(),
+    let client = stages::client_window(rec, regime, &mut p, &theta, shared, base, &mut notes);
+    let (draws, screened) = stages::screened_draws(&p, &theta, &jac, shared, &mut notes);
+    let sets = p.sets;
+    Ok(Run {
+        number: 1,
+        theta,
+        draws,
+        rejected: screened.rejected,
+        boot,
+        chosen,
+        sets,
+        client,
         notes,
     })
 }
@@ -276,12 +401,13 @@ pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
     // again on fresh seeds (its point's windows, then one set a
     // parameter) and its draws screened (`stages::screened_draws`).
     let retaken = 1 + fit::DIM;
-    (candidates * (budget.iterations.max(1) + newton)
+    ((candidates * (budget.iterations.max(1) + newton)
         + pilots
         + again
         + fit::DIM
         + budget.refine
         + retaken)
         * budget.seeds
-        + 3 * budget.draws
+        + 3 * budget.draws)
+        * budget.fits.max(1)
 }

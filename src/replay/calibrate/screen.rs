@@ -211,6 +211,7 @@ mod tests {
                 iterations: 1,
                 draws: 16,
                 refine: 0,
+                fits: 1,
             },
             fit_seeds: seeds(11, 1, 8),
         };

@@ -249,6 +249,7 @@ impl Profile {
 }
 
 /// The recording's statistics and what an RSS series observed.
+#[derive(Clone)]
 pub struct Boot {
     pub context: Context,
     /// The recording's statistics under `context`.
