@@ -96,6 +96,32 @@ mod tests {
     use crate::engine::rng::{Stream, stream};
 
     #[test]
+    fn max_mb_is_f64_max_where_the_running_maxima_use_it() {
+        // Running maxima start at a boot RSS or 0 and never hold a NaN.
+        let values = [
+            0.0,
+            1e-9,
+            360.0,
+            360.0 + f64::EPSILON * 512.0,
+            512.25,
+            -3.5,
+            f64::INFINITY,
+            f64::MAX,
+        ];
+        for &a in &values {
+            for &b in values.iter().chain([f64::NAN].iter()) {
+                let (ours, std) = (max_mb(a, b), a.max(b));
+                assert_eq!(ours.to_bits(), std.to_bits(), "max_mb({a}, {b})");
+            }
+        }
+        // A NaN argument leaves the running maximum, as `f64::max` does.
+        assert_eq!(max_mb(420.0, f64::NAN), 420.0);
+        // The maximum of a stream is its largest value, whatever the order.
+        let stream = [400.0, 431.5, 429.0, 431.5, 600.25, 12.0];
+        assert_eq!(stream.iter().fold(0.0, |m, &x| max_mb(m, x)), 600.25);
+    }
+
+    #[test]
     fn lognormal_velocity_has_the_asked_mean() {
         let d = VelocityDist::lognormal(0.2, 1.0);
         assert!((d.mean() - 0.2).abs() < 1e-12);
