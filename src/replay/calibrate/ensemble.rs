@@ -123,23 +123,34 @@ mod tests {
         (theta(boot, 0.2), [0.0; DIM])
     }
 
-    #[test]
-    fn the_point_is_the_mean_and_the_draws_are_pooled() {
-        let (a, b) = ([draw(340.0), draw(350.0)], [draw(380.0)]);
-        let members = [
+    /// Fit 1 at boot 345 MB and 0.1 MB/request over `a`, fit 2 at `second`
+    /// (boot, MB/request) over `b`, under the same memory model or not.
+    fn members<'a>(
+        a: &'a [Draw],
+        b: &'a [Draw],
+        second: (f64, f64),
+        same: bool,
+    ) -> [Member<'a>; 2] {
+        [
             Member {
                 number: 1,
                 theta: theta(345.0, 0.1),
-                draws: &a,
+                draws: a,
                 same_memory: true,
             },
             Member {
                 number: 2,
-                theta: theta(385.0, 0.4),
-                draws: &b,
-                same_memory: true,
+                theta: theta(second.0, second.1),
+                draws: b,
+                same_memory: same,
             },
-        ];
+        ]
+    }
+
+    #[test]
+    fn the_point_is_the_mean_and_the_draws_are_pooled() {
+        let (a, b) = ([draw(340.0), draw(350.0)], [draw(380.0)]);
+        let members = members(&a, &b, (385.0, 0.4), true);
         let m = merge(&members);
         assert_eq!(m.used, vec![0, 1]);
         assert!((m.theta.boot_mb - 365.0).abs() < 1e-9);
@@ -158,20 +169,7 @@ mod tests {
     #[test]
     fn a_fit_under_another_memory_model_is_left_out() {
         let (a, b) = ([draw(340.0)], [draw(200.0)]);
-        let members = [
-            Member {
-                number: 1,
-                theta: theta(345.0, 0.1),
-                draws: &a,
-                same_memory: true,
-            },
-            Member {
-                number: 2,
-                theta: theta(210.0, 0.4),
-                draws: &b,
-                same_memory: false,
-            },
-        ];
+        let members = members(&a, &b, (210.0, 0.4), false);
         let m = merge(&members);
         assert_eq!(m.used, vec![0]);
         assert_eq!(m.theta, members[0].theta);
