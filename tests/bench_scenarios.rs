@@ -17,12 +17,18 @@ fn every_benchmark_scenario_is_valid() {
         ("peer", common::peer(hours)),
         ("scaled", common::scaled(2, hours)),
         ("large_fleet", common::large_fleet(hours)),
-        ("large_fleet_aggregate", common::large_fleet_aggregate(hours)),
+        (
+            "large_fleet_aggregate",
+            common::large_fleet_aggregate(hours),
+        ),
     ] {
         assert!(sc.duration.0 > 0, "{name}: no simulated time");
     }
     let (_, sweep, trials) = common::sweep_1000();
-    assert_eq!(trials.len() as u64, (sweep.config_count() + 1) * sweep.replications);
+    assert_eq!(
+        trials.len() as u64,
+        (sweep.config_count() + 1) * sweep.replications
+    );
 }
 
 #[test]

@@ -584,6 +584,13 @@ fn the_tick_is_the_bases_unless_asked_to_fit_it() {
     };
     let kept = fleetsim::replay::calibrate::calibrate(&rec, &base, 1, one, false, &|_| ())
         .expect("calibrates");
+    // One fit is a fit alone: its draws only, and no note of a merge.
+    assert_eq!(kept.draws.len() + kept.draws_screened_out, one.draws + 1);
+    assert!(
+        !kept.notes.iter().any(|n| n.starts_with("fits:")),
+        "{:?}",
+        kept.notes
+    );
     let tick = kept.get("policy.tick_s").unwrap();
     assert_eq!(tick.value, 30.0);
     assert!(!tick.identified && tick.se.is_none(), "{tick:?}");

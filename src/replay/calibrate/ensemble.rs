@@ -150,10 +150,13 @@ mod tests {
     #[test]
     fn the_point_is_the_mean_and_the_draws_are_pooled() {
         let (a, b) = ([draw(340.0), draw(350.0)], [draw(380.0)]);
-        let members = members(&a, &b, (385.0, 0.4), true);
+        let mut members = members(&a, &b, (385.0, 0.4), true);
+        members[1].theta.ln_tick = f64::ln(80.0);
         let m = merge(&members);
         assert_eq!(m.used, vec![0, 1]);
         assert!((m.theta.boot_mb - 365.0).abs() < 1e-9);
+        // A fitted tick too: sqrt(45 x 80) = 60 s.
+        assert!((m.theta.ln_tick.exp() - 60.0).abs() < 1e-9);
         // The mean in the fit's coordinates: a geometric mean of MB/request.
         assert!((m.theta.ln_mean.exp() - 0.2).abs() < 1e-12);
         let boots: Vec<f64> = m.draws.iter().map(|d| d.0.boot_mb).collect();

@@ -216,6 +216,7 @@ pub fn calibrate_observed(
         let counted = |n: usize| progress(before + n);
         let shared = Shared::new(base, &regime, &load_sc, active, &counted, run_key, budget);
         let run = fit_once(
+            r + 1,
             rec,
             base,
             &regime,
@@ -226,10 +227,7 @@ pub fn calibrate_observed(
         );
         before += shared.done.into_inner();
         match run {
-            Ok(run) => runs.push(Run {
-                number: r + 1,
-                ..run
-            }),
+            Ok(run) => runs.push(run),
             // The first fit's failure is the calibration's; a later one is
             // only a fit fewer.
             Err(e) if r == 0 => return Err(e),
@@ -316,11 +314,12 @@ struct Run {
     notes: Vec<String>,
 }
 
-/// One fit on `shared`'s seeds: the pilot, a fit per structure, the pilot
+/// Fit `number` (from 1) on `shared`'s seeds: the pilot, a fit per structure, the pilot
 /// again at the chosen point (and the fixed-point steps again when its
 /// weights changed), the Newton steps, the client's window, the draws and
 /// their screen.
 fn fit_once(
+    number: usize,
     rec: &Recording,
     base: &RawScenario,
     regime: &setup::Regime,
@@ -372,7 +371,7 @@ fn fit_once(
     let (draws, screened) = stages::screened_draws(&p, &theta, &jac, shared, &mut notes);
     let sets = p.sets;
     Ok(Run {
-        number: 1,
+        number,
         theta,
         draws,
         rejected: screened.rejected,
