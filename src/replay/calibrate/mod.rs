@@ -202,7 +202,6 @@ pub fn calibrate_observed(
     let active = boot.active(&clock, &mut notes);
     let key = mix64(recording_hash(&regime.sample) ^ mix64(seed));
     let structures = Structures::new(base, &base_text, fixed, &boot);
-    let candidates = structures.candidates();
     // The fits on independent seeds (the first on the recording's own key),
     // each counting its windows after the ones before it.
     let mut runs: Vec<Run> = Vec::new();
@@ -222,7 +221,6 @@ pub fn calibrate_observed(
             &regime,
             boot.clone(),
             &structures,
-            &candidates,
             &shared,
         );
         before += shared.done.into_inner();
@@ -325,7 +323,6 @@ fn fit_once(
     regime: &setup::Regime,
     mut boot: setup::Boot,
     structures: &Structures,
-    candidates: &[(Memory, bool)],
     shared: &Shared,
 ) -> Result<Run, CalibrateError> {
     let budget = shared.budget;
@@ -334,7 +331,8 @@ fn fit_once(
     if boot.observed_boot.is_none() {
         stages::pilot(regime, &mut boot, structures, shared, &mut notes)?;
     }
-    let (chosen, mut fitted) = stages::fit_structures(&boot, structures, candidates, shared)?;
+    let candidates = structures.candidates();
+    let (chosen, mut fitted) = stages::fit_structures(&boot, structures, &candidates, shared)?;
     // The pilot's weights again where the fit landed; when they changed,
     // the chosen structure's fixed-point steps again from its point.
     let warmup = structures.growth(chosen.memory).0;
