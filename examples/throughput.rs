@@ -16,6 +16,8 @@
 //! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
 //! cargo run --profile bench --example throughput -- bare_peer 24 5  # benches/common/bare.rs
 //! cargo run --profile bench --example throughput -- floor_peer 24 5  # benches/common/floor.rs
+//! cargo run --profile bench --example throughput -- floor_scaling 0.05  # the floor, 6 to 16,002 workers, batched by instance or not
+//! cargo run --profile bench --example throughput -- floor:5334 0.05   # one of them (callgrind); floor_batched:5334 batched
 //! ```
 //!
 //! Wall-clock figures come from runs repeated on one thread for two seconds
@@ -78,6 +80,12 @@ fn main() {
         scaling(hours.parse().expect("hours is a number"));
         return;
     }
+    if let [name, hours] = args.as_slice()
+        && name == "floor_scaling"
+    {
+        floor_scaling(hours.parse().expect("hours is a number"));
+        return;
+    }
     if let [name, hours, rest @ ..] = args.as_slice() {
         let hours: f64 = hours.parse().expect("hours is a number");
         let runs: u32 = rest
@@ -109,8 +117,13 @@ fn main() {
                     Some(format!("mean wait {:.4} s", r.mean_wait_s)),
                 )
             }
-            (Some(Scale::Floor), _) => {
-                let r = std::hint::black_box(common::floor::run(hours, common::SEED));
+            (Some(Scale::Floor(instances, batch)), _) => {
+                let r = std::hint::black_box(common::floor::run_fleet(
+                    instances,
+                    batch,
+                    hours,
+                    common::SEED,
+                ));
                 let note = format!(
                     "mean wait {:.4} s, {} waited, p99 {:.3} s, {} refused, {} evented, \
                      {} recycles, overshoot {:.1} MB s",
@@ -206,19 +219,75 @@ fn scaling(hours: f64) {
     }
 }
 
+/// The stretch of simulated time the batched floor files arrivals by
+/// instance over: 15 s, a third of the sample interval, as if each
+/// instance's three workers were sampled at staggered phases.
+const FLOOR_BATCH_US: u64 = 15_000_000;
+
+/// `scaling` for the floor (`benches/common/floor.rs`), request by request
+/// and batched by instance: the same figures (checked), ns a request.
+fn floor_scaling(hours: f64) {
+    let sizes = common::SCALING_INSTANCES.map(|n| n as usize);
+    let mut best = vec![[f64::INFINITY; 2]; sizes.len()];
+    let mut requests = vec![0u64; sizes.len()];
+    for _round in 0..3 {
+        for (k, &n) in sizes.iter().enumerate() {
+            let mut runs = [None, None];
+            for (e, batch) in [None, Some(FLOOR_BATCH_US)].into_iter().enumerate() {
+                let (fastest, _) = time_runs(1, || {
+                    runs[e] = Some(std::hint::black_box(common::floor::run_fleet(
+                        n,
+                        batch,
+                        hours,
+                        common::SEED,
+                    )));
+                });
+                requests[k] = runs[e].as_ref().expect("a run").requests;
+                best[k][e] = best[k][e].min(fastest.as_secs_f64() * 1e9 / requests[k] as f64);
+            }
+            assert_eq!(runs[0], runs[1], "batching changed the floor's figures");
+        }
+    }
+    println!(
+        "{:>8} {:>9} {:>11} {:>11} {:>9} {:>11} {:>9}",
+        "workers", "rps", "requests", "in order", "vs first", "batched", "vs first"
+    );
+    for (k, n) in sizes.iter().enumerate() {
+        println!(
+            "{:>8} {:>9} {:>11} {:>11.1} {:>8.2}x {:>11.1} {:>8.2}x",
+            n * 3,
+            10 * n,
+            requests[k],
+            best[k][0],
+            best[k][0] / best[0][0],
+            best[k][1],
+            best[k][1] / best[0][1]
+        );
+    }
+}
+
 /// An engine for scale, not fleetsim: a textbook one
 /// (`benches/common/bare.rs`) or the floor (`benches/common/floor.rs`).
 #[derive(Clone, Copy)]
 enum Scale {
     Bare(common::bare::Bare),
-    Floor,
+    /// Instances, and the stretch batched by instance (us).
+    Floor(usize, Option<u64>),
 }
 
 fn scale_engine(name: &str) -> Option<Scale> {
     match name {
         "bare_mmc" => Some(Scale::Bare(common::bare::Bare::mmc())),
         "bare_peer" => Some(Scale::Bare(common::bare::Bare::peer())),
-        "floor_peer" => Some(Scale::Floor),
+        "floor_peer" => Some(Scale::Floor(2, None)),
+        other if other.starts_with("floor:") => Some(Scale::Floor(
+            other[6..].parse().expect("floor:INSTANCES"),
+            None,
+        )),
+        other if other.starts_with("floor_batched:") => Some(Scale::Floor(
+            other[14..].parse().expect("floor_batched:INSTANCES"),
+            Some(FLOOR_BATCH_US),
+        )),
         _ => None,
     }
 }
