@@ -46,10 +46,13 @@ pub struct Request {
 /// One worker slot. The struct is reused across generations: a recycle
 /// bumps `generation`, so events scheduled for the old process are ignored.
 ///
-/// Laid out as written (`repr(C)`), on a cache line of its own: the fields a
-/// served request touches come first, in its first two lines, so a large
-/// fleet's requests miss the cache on two lines a worker, not on fields
-/// scattered over its four.
+/// Laid out as written (`repr(C)`) in two cache lines of its own: what a
+/// served request touches, and the rest behind a pointer (`WorkerCold`).
+/// A large fleet's round-robin sweeps the workers in order, and the fewer
+/// bytes a worker spans the fewer pages the sweep crosses a request: at
+/// 320 bytes a worker, the floor prototype's cost a request at 16,002
+/// workers was 1.81x its cost at 6; at 128 bytes, 1.12x
+/// (docs/performance.md, "Bytes a worker").
 #[repr(C, align(64))]
 pub struct Worker {
     pub instance: u32,
@@ -72,11 +75,17 @@ pub struct Worker {
     pub warm_left_mb: f64,
     /// Per-generation stream for per-request memory noise.
     pub noise: StreamRng,
-    /// First moment RSS reached the hard ceiling.
-    pub over_ceiling_since: Option<SimTime>,
     /// Pages of `rss_mb` still shared with the master: `fleet.shared_mb`
     /// at fork, less what copy-on-write has unshared since (`fleet::cow`).
     pub shared_mb: f64,
+    /// What a served request does not touch.
+    pub cold: Box<WorkerCold>,
+}
+
+/// The part of a `Worker` a served request does not touch.
+pub struct WorkerCold {
+    /// First moment RSS reached the hard ceiling (read only at or over it).
+    pub over_ceiling_since: Option<SimTime>,
     /// Index within the instance.
     pub slot: u32,
     pub spawned_at: SimTime,
@@ -84,8 +93,6 @@ pub struct Worker {
     /// worker only for the part of a step it served).
     pub serving_since: SimTime,
     pub limit_mb: f64,
-    /// One entry per concurrency slot.
-    pub slots: Vec<Option<Request>>,
     /// First time a trigger made this generation ask to recycle.
     pub wants_since: Option<SimTime>,
     /// A trigger that asked and was held: asked again at the next sample.

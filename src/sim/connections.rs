@@ -244,11 +244,7 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Worker `w` takes `req`: a free slot, or its queue.
     fn deliver(&mut self, t: SimTime, w: u32, req: Request) {
-        match self.workers[w as usize]
-            .slots
-            .iter()
-            .position(Option::is_none)
-        {
+        match self.slots_of(w).iter().position(Option::is_none) {
             Some(slot) => self.start_service(t, w, slot as u32, req),
             None => self.pinned.as_mut().expect("pinned model").queued[w as usize].push_back(req),
         }
@@ -314,11 +310,7 @@ impl<O: Observer> Sim<'_, O> {
 
     /// Worker `w` starts what its connections queued, on every free slot.
     pub(super) fn serve_queued(&mut self, t: SimTime, w: u32) {
-        while let Some(slot) = self.workers[w as usize]
-            .slots
-            .iter()
-            .position(Option::is_none)
-        {
+        while let Some(slot) = self.slots_of(w).iter().position(Option::is_none) {
             let Some(req) = self.next_queued(w) else {
                 return;
             };

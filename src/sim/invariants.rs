@@ -55,7 +55,11 @@ impl<O: Observer> Sim<'_, O> {
                 w.rss_mb >= self.mem_mb(f.boot_rss_mb) - 1e-9,
                 "t={t}: worker {wi} rss below boot"
             );
-            let busy = w.slots.iter().filter(|s| s.is_some()).count() as u32;
+            let busy = self
+                .slots_of(wi as u32)
+                .iter()
+                .filter(|s| s.is_some())
+                .count() as u32;
             assert_eq!(busy, w.in_flight, "t={t}: worker {wi} in-flight count");
             assert!(w.state != WorkerState::Booting || w.in_flight == 0);
         }
@@ -84,7 +88,7 @@ impl<O: Observer> Sim<'_, O> {
     fn assert_handover(&self, t: SimTime, ii: usize, ws: &[crate::fleet::Worker]) {
         let handing = ws
             .iter()
-            .filter(|w| w.state != WorkerState::Dead && w.successor.is_some())
+            .filter(|w| w.state != WorkerState::Dead && w.cold.successor.is_some())
             .count();
         assert!(
             handing <= 1,

@@ -67,7 +67,7 @@ impl<O: Observer> Sim<'_, O> {
             return; // killed or recycled since: its requests are gone
         }
         debug_assert!(
-            worker.slots[slot as usize].is_some(),
+            self.in_service[self.slot_index(w, slot)].is_some(),
             "a timed-out slot is busy"
         );
         let facts = self.kill_facts(t, worker.instance, KillPath::RequestTimeout.branch());
@@ -77,7 +77,7 @@ impl<O: Observer> Sim<'_, O> {
 
     /// When a drain of `w` that begins at `t` is killed if still busy.
     pub(super) fn drain_deadline(&self, t: SimTime, w: u32) -> SimTime {
-        let serving_since = self.workers[w as usize].serving_since;
+        let serving_since = self.workers[w as usize].cold.serving_since;
         self.sc.fleet.kill.drain.at(t, serving_since)
     }
 

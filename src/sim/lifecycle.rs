@@ -5,7 +5,7 @@ use super::memory::{overshoot_q, quantize_mb, set_rss_in, unshare_in};
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::{self, Stream, StreamRng, open01};
-use crate::fleet::{Worker, WorkerState};
+use crate::fleet::{Worker, WorkerCold, WorkerState};
 use crate::metrics::{
     EventKind, EventRow, LeaseOutcome, Observer,
     rows::{DecisionFacts, WorkerFacts},
@@ -66,39 +66,40 @@ impl<O: Observer> Sim<'_, O> {
         let boot_mb = self.mem_mb(f.boot_rss_mb);
         let mut worker = Worker {
             instance: w / self.spi as u32,
-            slot,
             generation: 0,
             state: if spare {
                 WorkerState::Dead
             } else {
                 WorkerState::Serving
             },
-            spawned_at: SimTime::ZERO,
-            serving_since: SimTime::ZERO,
             rss_mb: boot_mb,
             peak_mb: boot_mb,
             shared_mb: self.mem_mb(f.shared_mb),
-            limit_mb: d.limit_mb,
             velocity_mb_per_request: d.velocity,
             warm_left_mb: f.leak.warmup_mb,
             requests: 0,
             in_flight: 0,
-            slots: vec![None; f.concurrency],
-            wants_since: None,
-            wants: None,
             max_requests: d.max_requests,
-            drift_limit_mb: d.drift_limit_mb,
-            garbage_mb: 0.0,
-            violations: 0,
-            over_samples: 0,
-            successor: None,
-            replaces: None,
-            over_ceiling_since: None,
             rss_changed_at: SimTime::ZERO,
             noise: d.noise,
-            next_step_at: u64::MAX,
-            surge_episode: usize::MAX,
-            surge_left_mb: 0.0,
+            cold: Box::new(WorkerCold {
+                slot,
+                spawned_at: SimTime::ZERO,
+                serving_since: SimTime::ZERO,
+                limit_mb: d.limit_mb,
+                wants_since: None,
+                wants: None,
+                drift_limit_mb: d.drift_limit_mb,
+                garbage_mb: 0.0,
+                violations: 0,
+                over_samples: 0,
+                successor: None,
+                replaces: None,
+                over_ceiling_since: None,
+                next_step_at: u64::MAX,
+                surge_episode: usize::MAX,
+                surge_left_mb: 0.0,
+            }),
         };
         if spare {
             return worker;
@@ -145,8 +146,8 @@ impl<O: Observer> Sim<'_, O> {
         let (mut rss, mut warm, mut noise) =
             (worker.rss_mb, worker.warm_left_mb, worker.noise.clone());
         let (base, drift) = (
-            worker.limit_mb,
-            self.sc.fleet.boot_rss_mb + worker.drift_limit_mb,
+            worker.cold.limit_mb,
+            self.sc.fleet.boot_rss_mb + worker.cold.drift_limit_mb,
         );
         let limit = |n| (base + self.offset_at(n)).min(drift);
         let mut to_limit = 0;
@@ -207,7 +208,7 @@ impl<O: Observer> Sim<'_, O> {
                 },
             );
         }
-        self.workers[w as usize].serving_since = t;
+        self.workers[w as usize].cold.serving_since = t;
         if self.agg.is_some() {
             return; // no slots: the step credits it from now on
         }
@@ -242,14 +243,18 @@ impl<O: Observer> Sim<'_, O> {
         if let Some(surge) = &mut self.surge {
             let extra = surge.mb_per_request_at(t);
             if extra > 0.0 {
-                d += surge.bounded(extra, &mut worker.surge_episode, &mut worker.surge_left_mb);
+                d += surge.bounded(
+                    extra,
+                    &mut worker.cold.surge_episode,
+                    &mut worker.cold.surge_left_mb,
+                );
             }
         }
         if self.agg.is_none() {
             d = quantize_mb(d);
         }
         if let Some(drift) = &self.sc.policy.triggers.drift {
-            worker.garbage_mb += d * drift.gc_reclaim_fraction;
+            worker.cold.garbage_mb += d * drift.gc_reclaim_fraction;
         }
         if d > 0.0 {
             let rss = self.workers[w as usize].rss_mb + d;
@@ -316,7 +321,7 @@ impl<O: Observer> Sim<'_, O> {
         }
         let worker = &mut self.workers[w as usize];
         worker.rss_changed_at = t;
-        if let Some(since) = worker.over_ceiling_since {
+        if let Some(since) = worker.cold.over_ceiling_since {
             self.m.over_ceiling_dwell_max = self.m.over_ceiling_dwell_max.max(t - since);
         }
     }
@@ -371,7 +376,8 @@ impl<O: Observer> Sim<'_, O> {
         }
         let i = self.workers[w as usize].instance;
         for slot in 0..self.sc.fleet.concurrency {
-            if let Some(req) = self.workers[w as usize].slots[slot].take() {
+            let k = self.slot_index(w, slot as u32);
+            if let Some(req) = self.in_service[k].take() {
                 self.workers[w as usize].in_flight -= 1;
                 self.instances[i as usize].outstanding -= 1;
                 self.connection_error(t, i, req);
@@ -416,21 +422,21 @@ impl<O: Observer> Sim<'_, O> {
             self.close_conns_of(t, w);
         }
         let worker = &mut self.workers[w as usize];
-        let (successor, replaces) = (worker.successor.take(), worker.replaces.take());
+        let (successor, replaces) = (worker.cold.successor.take(), worker.cold.replaces.take());
         // Unlink only a link that still points back here: a handed-over
         // predecessor keeps `successor` (so it exits for good, below) after
         // the successor dropped `replaces`, and by the time the predecessor
         // exits that struct may have exited too and been re-forked as
         // another worker's successor, whose own link must stay.
         if let Some(s) = successor
-            && self.workers[s as usize].replaces == Some(w)
+            && self.workers[s as usize].cold.replaces == Some(w)
         {
-            self.workers[s as usize].replaces = None; // it serves on its own now
+            self.workers[s as usize].cold.replaces = None; // it serves on its own now
         }
         if let Some(o) = replaces
-            && self.workers[o as usize].successor == Some(w)
+            && self.workers[o as usize].cold.successor == Some(w)
         {
-            self.workers[o as usize].successor = None; // it may ask again
+            self.workers[o as usize].cold.successor = None; // it may ask again
         }
         if successor.is_some() || replaces.is_some() || self.instances[i as usize].restarting {
             self.bury(t, w);
@@ -466,28 +472,28 @@ impl<O: Observer> Sim<'_, O> {
         let (boot, shared) = (self.mem_mb(f.boot_rss_mb), self.mem_mb(f.shared_mb));
         let worker = &mut self.workers[w as usize];
         worker.generation = generation;
-        worker.spawned_at = t;
+        worker.cold.spawned_at = t;
         worker.rss_mb = boot;
         worker.peak_mb = boot;
         worker.shared_mb = shared;
-        worker.limit_mb = d.limit_mb;
+        worker.cold.limit_mb = d.limit_mb;
         worker.velocity_mb_per_request = d.velocity;
         worker.warm_left_mb = f.leak.warmup_mb;
         worker.requests = 0;
-        worker.wants_since = None;
-        worker.wants = None;
+        worker.cold.wants_since = None;
+        worker.cold.wants = None;
         worker.max_requests = d.max_requests;
-        worker.drift_limit_mb = d.drift_limit_mb;
-        worker.garbage_mb = 0.0;
-        worker.violations = 0;
-        worker.over_samples = 0;
-        worker.over_ceiling_since = None;
+        worker.cold.drift_limit_mb = d.drift_limit_mb;
+        worker.cold.garbage_mb = 0.0;
+        worker.cold.violations = 0;
+        worker.cold.over_samples = 0;
+        worker.cold.over_ceiling_since = None;
         worker.rss_changed_at = t;
         worker.noise = d.noise;
         // A new process fills its caches again: a fresh budget.
-        worker.surge_episode = usize::MAX;
+        worker.cold.surge_episode = usize::MAX;
         if let Some(agg) = &self.agg {
-            worker.next_step_at = agg.first_step(&mut worker.noise);
+            worker.cold.next_step_at = agg.first_step(&mut worker.noise);
         }
         self.recompute_private(i);
         let boot = Event::BootDone {
@@ -522,14 +528,14 @@ impl<O: Observer> Sim<'_, O> {
             .instance_workers(i)
             .find(|&s| self.workers[s as usize].state == WorkerState::Dead)
             .expect("spawn-then-exit keeps a spare struct per worker");
-        self.workers[old as usize].successor = Some(spare);
-        self.workers[spare as usize].replaces = Some(old);
+        self.workers[old as usize].cold.successor = Some(spare);
+        self.workers[spare as usize].cold.replaces = Some(old);
         self.spawn(t, spare);
     }
 
     /// A successor has booted: the worker it replaces starts draining.
     fn hand_over(&mut self, t: SimTime, successor: u32) {
-        let Some(old) = self.workers[successor as usize].replaces.take() else {
+        let Some(old) = self.workers[successor as usize].cold.replaces.take() else {
             return;
         };
         if self.workers[old as usize].state == WorkerState::Serving {
@@ -624,10 +630,10 @@ impl<O: Observer> Sim<'_, O> {
             kind,
             instance: worker.instance,
             worker: Some(WorkerFacts {
-                slot: worker.slot,
+                slot: worker.cold.slot,
                 generation: worker.generation,
                 rss_mb: worker.rss_mb,
-                limit_mb: worker.limit_mb,
+                limit_mb: worker.cold.limit_mb,
                 requests: worker.requests,
             }),
             decision,

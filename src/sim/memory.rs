@@ -77,8 +77,8 @@ pub(super) fn set_rss_in(
     worker.rss_changed_at = t;
     worker.rss_mb = rss;
     worker.peak_mb = max_mb(worker.peak_mb, rss);
-    if rss >= hard && worker.over_ceiling_since.is_none() {
-        worker.over_ceiling_since = Some(t);
+    if rss >= hard && worker.cold.over_ceiling_since.is_none() {
+        worker.cold.over_ceiling_since = Some(t);
     }
     instance.private_mb += rss - old;
     m.max_rss_mb = max_mb(m.max_rss_mb, rss);

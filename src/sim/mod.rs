@@ -37,14 +37,12 @@ pub const STOP_CHECK_EVERY: u64 = 4096;
 
 /// Everything that can happen, as plain data. Events for a worker carry its
 /// generation: an event for a process that has since exited is ignored.
-///
 /// Events are kept small (16 bytes) because the queue moves them on every
-/// push and pop: a retry's request waits in `Sim::retries`, not in the event.
-#[derive(Clone, Copy, Debug, PartialEq)]
-///
-/// Arrivals are not events: the next one travels beside the queue
+/// push and pop: a retry's request waits in `Sim::retries`, not in the
+/// event. Arrivals are not events: the next one travels beside the queue
 /// (`Sim::next_arrival`, its key from `EventQueue::key_for`) and the loop
 /// hands it to `Sim::arrive`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
     /// The oldest request in `Sim::retries` is sent again.
     Retry,
@@ -193,6 +191,8 @@ pub struct Sim<'s, O: Observer> {
     spi: usize,
     q: EventQueue<Event>,
     workers: Vec<Worker>,
+    /// Requests on the workers' serving slots (`Sim::slot_index`).
+    in_service: Vec<Option<Request>>,
     instances: Vec<Instance>,
     /// The fleet state of the policy's gates (lease, bucket, window).
     gates: crate::policy::States,
@@ -205,8 +205,7 @@ pub struct Sim<'s, O: Observer> {
     next_arrival: u128,
     /// Service times, drawn a block ahead.
     service: ahead::ServiceAhead,
-    /// Requests waiting to be retried, with their due times, in due order:
-    /// every retry waits the same `retry_delay`, so first in, first due.
+    /// Requests to retry with their due times: one delay for all, so first in, first due.
     retries: VecDeque<(SimTime, Request)>,
     rr_next: usize,
     counts: StateCounts,
@@ -280,6 +279,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             spi,
             q: EventQueue::new(),
             workers: Vec::with_capacity(sc.fleet.instances * spi),
+            in_service: vec![None; sc.fleet.instances * spi * sc.fleet.concurrency],
             instances,
             gates: sc.policy.pipeline.states(),
             streams: Streams {
@@ -634,10 +634,10 @@ impl<'s, O: Observer> Sim<'s, O> {
                 .map(|(i, w)| WorkerSample {
                     index: i as u32,
                     instance: w.instance,
-                    slot: w.slot,
+                    slot: w.cold.slot,
                     generation: w.generation,
                     rss_mb: w.rss_mb,
-                    limit_mb: w.limit_mb,
+                    limit_mb: w.cold.limit_mb,
                     requests: w.requests,
                 })
                 .collect();

@@ -87,7 +87,7 @@ impl<O: Observer> Sim<'_, O> {
         for i in instances {
             for w in self.instance_workers(i) {
                 let worker = &self.workers[w as usize];
-                if worker.state != WorkerState::Serving || worker.successor.is_some() {
+                if worker.state != WorkerState::Serving || worker.cold.successor.is_some() {
                     continue;
                 }
                 self.m.reload_replacements += 1;

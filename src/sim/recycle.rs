@@ -44,11 +44,10 @@ impl<O: Observer> Sim<'_, O> {
         if worker.generation != generation || worker.state != WorkerState::Serving {
             return;
         }
-        let next = self
-            .sc
-            .policy
-            .sampling
-            .next_delay(worker.rss_mb - self.measure_offset_mb(w), worker.limit_mb);
+        let next = self.sc.policy.sampling.next_delay(
+            worker.rss_mb - self.measure_offset_mb(w),
+            worker.cold.limit_mb,
+        );
         if let Some((delay, _near)) = next {
             self.q.schedule(
                 t + delay,
@@ -66,7 +65,7 @@ impl<O: Observer> Sim<'_, O> {
     pub(super) fn sample(&mut self, t: SimTime, w: u32) {
         if self.rss_trigger_fires(w) {
             self.ask(t, w, Cause::RssLimit);
-        } else if let Some(cause) = self.workers[w as usize].wants {
+        } else if let Some(cause) = self.workers[w as usize].cold.wants {
             self.ask(t, w, cause);
         }
     }
@@ -80,12 +79,12 @@ impl<O: Observer> Sim<'_, O> {
         }
         let offset = self.measure_offset_mb(w);
         let worker = &mut self.workers[w as usize];
-        if worker.rss_mb - offset < worker.limit_mb {
-            worker.over_samples = 0;
+        if worker.rss_mb - offset < worker.cold.limit_mb {
+            worker.cold.over_samples = 0;
             return false;
         }
-        worker.over_samples = worker.over_samples.saturating_add(1);
-        worker.over_samples >= triggers.rss_consecutive_samples
+        worker.cold.over_samples = worker.cold.over_samples.saturating_add(1);
+        worker.cold.over_samples >= triggers.rss_consecutive_samples
     }
 
     /// The checks a worker runs after the requests it has just served
@@ -125,8 +124,8 @@ impl<O: Observer> Sim<'_, O> {
             .expect("drift trigger on");
         let worker = &self.workers[w as usize];
         let over = worker.rss_mb - self.sc.fleet.boot_rss_mb;
-        match drift.check(over, worker.drift_limit_mb, worker.garbage_mb) {
-            DriftCheck::Ok => self.workers[w as usize].violations = 0,
+        match drift.check(over, worker.cold.drift_limit_mb, worker.cold.garbage_mb) {
+            DriftCheck::Ok => self.workers[w as usize].cold.violations = 0,
             DriftCheck::Collected {
                 freed_mb,
                 still_over,
@@ -135,11 +134,15 @@ impl<O: Observer> Sim<'_, O> {
                 let rss = self.mem_mb(rss);
                 self.set_rss(t, w, rss);
                 let worker = &mut self.workers[w as usize];
-                worker.garbage_mb = 0.0;
-                worker.violations = if still_over { worker.violations + 1 } else { 0 };
+                worker.cold.garbage_mb = 0.0;
+                worker.cold.violations = if still_over {
+                    worker.cold.violations + 1
+                } else {
+                    0
+                };
             }
         }
-        self.workers[w as usize].violations >= drift.consecutive
+        self.workers[w as usize].cold.violations >= drift.consecutive
     }
 
     pub(super) fn on_lifetime_due(&mut self, t: SimTime, w: u32, generation: u32) {
@@ -150,7 +153,7 @@ impl<O: Observer> Sim<'_, O> {
         match worker.state {
             WorkerState::Serving => self.ask(t, w, Cause::Lifetime),
             // Still booting: it asks at its first sample.
-            WorkerState::Booting => worker.wants = Some(Cause::Lifetime),
+            WorkerState::Booting => worker.cold.wants = Some(Cause::Lifetime),
             WorkerState::Draining | WorkerState::Dead => {}
         }
     }
@@ -181,8 +184,9 @@ impl<O: Observer> Sim<'_, O> {
         if usage <= im.percent_usage * self.sc.fleet.container_mb {
             return;
         }
-        let asks =
-            |w: &crate::fleet::Worker| w.state == WorkerState::Serving && w.successor.is_none();
+        let asks = |w: &crate::fleet::Worker| {
+            w.state == WorkerState::Serving && w.cold.successor.is_none()
+        };
         if let Some(w) = self.largest_worker(ws, asks) {
             self.ask(t, w, Cause::InstanceMemory);
         }
@@ -230,7 +234,7 @@ impl<O: Observer> Sim<'_, O> {
             // (0 when no gate reads it: the window is not kept, `rate_window`.)
             instance_rps: self.instances[i].arrivals.rate(t),
             over_limit_age_s: (t - since).as_secs_f64(),
-            worker_age_s: (t - worker.spawned_at).as_secs_f64(),
+            worker_age_s: (t - worker.cold.spawned_at).as_secs_f64(),
             serving_after,
         }
     }
@@ -239,7 +243,7 @@ impl<O: Observer> Sim<'_, O> {
     #[inline(never)]
     fn ask(&mut self, t: SimTime, w: u32, cause: Cause) {
         let worker = &self.workers[w as usize];
-        if worker.state != WorkerState::Serving || worker.successor.is_some() {
+        if worker.state != WorkerState::Serving || worker.cold.successor.is_some() {
             return; // not serving, or its replacement is already booting
         }
         if matches!(self.sc.policy.replacement, Replacement::SpawnThenExit)
@@ -249,13 +253,13 @@ impl<O: Observer> Sim<'_, O> {
             // still draining (a second recycle inside one graceful timeout).
             // The worker asks again at its next sample, once one has exited.
             // (Found by the `sim` fuzz target: the fork used to panic here.)
-            self.workers[w as usize].wants = Some(cause);
+            self.workers[w as usize].cold.wants = Some(cause);
             return;
         }
         if self.handover_waits(w) {
             return; // Granian: its granted handover waits for its turn
         }
-        let since = *self.workers[w as usize].wants_since.get_or_insert(t);
+        let since = *self.workers[w as usize].cold.wants_since.get_or_insert(t);
         let view = self.view(t, w, since);
         let decision = self.sc.policy.pipeline.decide(&view, &mut self.gates);
         let facts = DecisionFacts {
@@ -269,7 +273,7 @@ impl<O: Observer> Sim<'_, O> {
         match decision.verdict {
             Verdict::Recycle => self.recycle(t, w, cause, &decision, facts),
             Verdict::Hold(h) => {
-                self.workers[w as usize].wants = Some(cause);
+                self.workers[w as usize].cold.wants = Some(cause);
                 self.m.hold(h);
                 self.worker_row(t, w, EventKind::RecycleHeld, Some(facts));
             }
@@ -286,9 +290,9 @@ impl<O: Observer> Sim<'_, O> {
         self.m.recycles.push(RecycleRecord {
             t,
             instance: i,
-            age: t - worker.spawned_at,
+            age: t - worker.cold.spawned_at,
             requests: worker.requests,
-            margin_mb: worker.rss_mb - self.measure_offset_mb(w) - worker.limit_mb,
+            margin_mb: worker.rss_mb - self.measure_offset_mb(w) - worker.cold.limit_mb,
             rss_mb: worker.rss_mb,
             pressure: d.pressure,
             cause,

@@ -214,14 +214,30 @@ impl<O: Observer> Sim<'_, O> {
         false
     }
 
+    /// Where the request on worker `w`'s serving slot `slot` is kept
+    /// (`Sim::in_service`, beside the workers: a `Worker` stays two cache
+    /// lines, `fleet::Worker`).
+    #[inline(always)]
+    pub(super) fn slot_index(&self, w: u32, slot: u32) -> usize {
+        w as usize * self.sc.fleet.concurrency + slot as usize
+    }
+
+    /// Worker `w`'s serving slots: the request on each, if any.
+    #[inline(always)]
+    pub(super) fn slots_of(&self, w: u32) -> &[Option<Request>] {
+        let c = self.sc.fleet.concurrency;
+        &self.in_service[w as usize * c..(w as usize + 1) * c]
+    }
+
     /// A free serving slot of instance `i`, skipping stale idle entries.
+    #[inline(always)]
     fn take_idle(&mut self, i: u32) -> Option<(u32, u32)> {
         while let Some((w, generation)) = self.instances[i as usize].idle.pop_front() {
             let worker = &self.workers[w as usize];
             if worker.generation != generation || worker.state != WorkerState::Serving {
                 continue;
             }
-            let slot = worker.slots.iter().position(Option::is_none);
+            let slot = self.slots_of(w).iter().position(Option::is_none);
             debug_assert!(slot.is_some(), "idle entry for a full worker");
             if let Some(slot) = slot {
                 return Some((w, slot as u32));
@@ -240,9 +256,10 @@ impl<O: Observer> Sim<'_, O> {
         } else {
             req.service
         };
+        let k = self.slot_index(w, slot);
+        debug_assert!(self.in_service[k].is_none());
+        self.in_service[k] = Some(req);
         let worker = &mut self.workers[w as usize];
-        debug_assert!(worker.slots[slot as usize].is_none());
-        worker.slots[slot as usize] = Some(req);
         worker.in_flight += 1;
         let generation = worker.generation;
         self.note_start(w, t + service);
@@ -259,11 +276,12 @@ impl<O: Observer> Sim<'_, O> {
     }
 
     pub(super) fn on_service_done(&mut self, t: SimTime, w: u32, generation: u32, slot: u32) {
+        let k = self.slot_index(w, slot);
         let worker = &mut self.workers[w as usize];
         if worker.generation != generation {
             return; // the process was killed; its requests already failed
         }
-        let req = worker.slots[slot as usize]
+        let req = self.in_service[k]
             .take()
             .expect("a service completion for an empty slot");
         worker.in_flight -= 1;
@@ -293,7 +311,7 @@ impl<O: Observer> Sim<'_, O> {
         let worker = &self.workers[w as usize];
         // Pinned: a drain begun during this completion may already have
         // refilled the slot from the worker's queue.
-        if self.pinned.is_some() && worker.slots[slot as usize].is_some() {
+        if self.pinned.is_some() && self.in_service[self.slot_index(w, slot)].is_some() {
             return;
         }
         let (i, generation, in_flight) = (worker.instance, worker.generation, worker.in_flight);

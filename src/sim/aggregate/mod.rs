@@ -224,7 +224,7 @@ impl<O: Observer> Sim<'_, O> {
             let serving_s: f64 = self.workers[first..first + self.spi]
                 .iter()
                 .filter(|w| w.state == WorkerState::Serving)
-                .map(|w| (t - w.serving_since.max(t0)).as_secs_f64())
+                .map(|w| (t - w.cold.serving_since.max(t0)).as_secs_f64())
                 .sum();
             *s = serving_s * concurrency / dt;
         }
@@ -245,7 +245,7 @@ impl<O: Observer> Sim<'_, O> {
         let mut serving_s = 0.0;
         for (k, w) in self.workers[first..first + self.spi].iter().enumerate() {
             let o = if w.state == WorkerState::Serving {
-                (t - w.serving_since.max(t0)).as_secs_f64()
+                (t - w.cold.serving_since.max(t0)).as_secs_f64()
             } else {
                 0.0
             };
@@ -322,19 +322,19 @@ impl<O: Observer> Sim<'_, O> {
             &mut worker.warm_left_mb,
             before,
             n,
-            &mut worker.next_step_at,
+            &mut worker.cold.next_step_at,
             &mut worker.noise,
         );
         if agg.surge_mb > 0.0 {
             let surge = self.surge.as_ref().expect("surges on");
             d += surge.bounded(
                 n as f64 * agg.surge_mb,
-                &mut worker.surge_episode,
-                &mut worker.surge_left_mb,
+                &mut worker.cold.surge_episode,
+                &mut worker.cold.surge_left_mb,
             );
         }
         if let Some(drift) = &self.sc.policy.triggers.drift {
-            worker.garbage_mb += d * drift.gc_reclaim_fraction;
+            worker.cold.garbage_mb += d * drift.gc_reclaim_fraction;
         }
         let (i, generation) = (worker.instance, worker.generation);
         if d > 0.0 {
@@ -440,20 +440,20 @@ impl<O: Observer> Sim<'_, O> {
     /// is the one its age was drawn from.
     pub(in crate::sim) fn age_leaping(&self, worker: &mut crate::fleet::Worker, w: u32) {
         let leak = &self.agg.as_ref().expect("aggregate mode").leak;
-        worker.next_step_at = leak.step_gap(&mut worker.noise);
+        worker.cold.next_step_at = leak.step_gap(&mut worker.noise);
         if !self.sc.fleet.warm_start {
             return;
         }
         let (base, drift) = (
-            worker.limit_mb,
-            self.sc.fleet.boot_rss_mb + worker.drift_limit_mb,
+            worker.cold.limit_mb,
+            self.sc.fleet.boot_rss_mb + worker.cold.drift_limit_mb,
         );
         let limit = |n| (base + self.offset_at(n)).min(drift);
         let v = worker.velocity_mb_per_request;
         let (mut rss, mut warm, mut next, mut noise) = (
             worker.rss_mb,
             worker.warm_left_mb,
-            worker.next_step_at,
+            worker.cold.next_step_at,
             worker.noise.clone(),
         );
         let cap = super::lifecycle::WARM_START_MAX_REQUESTS.min(worker.max_requests);
@@ -468,7 +468,7 @@ impl<O: Observer> Sim<'_, O> {
             &mut worker.warm_left_mb,
             0,
             served,
-            &mut worker.next_step_at,
+            &mut worker.cold.next_step_at,
             &mut worker.noise,
         );
         worker.requests = served;

@@ -46,7 +46,7 @@ impl<O: Observer> Sim<'_, O> {
                         self.m.waits += 1;
                         self.m.waited += (it.start > it.req.enq_t) as u64;
                     }
-                    worker.slots[0] = Some(it.req);
+                    self.in_service[w as usize] = Some(it.req);
                     worker.in_flight = 1;
                     lz.busy_until[w as usize] = it.done;
                     lz.in_flight_growth[w as usize] = Some(it.growth_mb);
@@ -135,7 +135,7 @@ impl<O: Observer> Sim<'_, O> {
             let serving = self.workers[w as usize].state == WorkerState::Serving;
             let lz = self.lazy.as_mut().expect("lazy");
             lz.free[w as usize] = if serving { lz.items.idle(w) } else { u128::MAX };
-            let Some(req) = self.workers[w as usize].slots[0].take() else {
+            let Some(req) = self.in_service[w as usize].take() else {
                 continue;
             };
             self.workers[w as usize].in_flight = 0;

@@ -17,7 +17,7 @@ impl<O: Observer> Sim<'_, O> {
         let c = self.sc.policy.modes.cold_start.expect("cold start on");
         let worker = &self.workers[w as usize];
         let started = worker.requests + worker.in_flight as u64;
-        if worker.generation == 0 || !c.is_cold(started, t - worker.serving_since) {
+        if worker.generation == 0 || !c.is_cold(started, t - worker.cold.serving_since) {
             return service;
         }
         self.replace.n.cold_requests += 1;

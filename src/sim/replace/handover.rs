@@ -144,7 +144,7 @@ impl<O: Observer> Sim<'_, O> {
             let worker = &self.workers[next as usize];
             if worker.generation == g
                 && worker.state == WorkerState::Serving
-                && worker.successor.is_none()
+                && worker.cold.successor.is_none()
             {
                 self.start_handover(t, next, granted);
                 return;
