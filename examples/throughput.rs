@@ -201,13 +201,20 @@ fn scaling(hours: f64) {
             }
         }
     }
+    let sizes: Vec<usize> = fleets.iter().map(|&(n, _)| n as usize).collect();
+    print_scaling(["fast path", "event engine"], &sizes, &requests, &best);
+}
+
+/// The scaling table: per size (instances of 3 workers), ns a request of
+/// two engines and each against the smallest fleet.
+fn print_scaling(engines: [&str; 2], sizes: &[usize], requests: &[u64], best: &[[f64; 2]]) {
     println!(
-        "{:>8} {:>9} {:>11} {:>11} {:>9} {:>13} {:>9}",
-        "workers", "rps", "requests", "fast path", "vs first", "event engine", "vs first"
+        "{:>8} {:>9} {:>11} {:>13} {:>9} {:>13} {:>9}",
+        "workers", "rps", "requests", engines[0], "vs first", engines[1], "vs first"
     );
-    for (k, (n, _)) in fleets.iter().enumerate() {
+    for (k, n) in sizes.iter().enumerate() {
         println!(
-            "{:>8} {:>9} {:>11} {:>11.1} {:>8.2}x {:>13.1} {:>8.2}x",
+            "{:>8} {:>9} {:>11} {:>13.1} {:>8.2}x {:>13.1} {:>8.2}x",
             n * 3,
             10 * n,
             requests[k],
@@ -248,22 +255,7 @@ fn floor_scaling(hours: f64) {
             assert_eq!(runs[0], runs[1], "batching changed the floor's figures");
         }
     }
-    println!(
-        "{:>8} {:>9} {:>11} {:>11} {:>9} {:>11} {:>9}",
-        "workers", "rps", "requests", "in order", "vs first", "batched", "vs first"
-    );
-    for (k, n) in sizes.iter().enumerate() {
-        println!(
-            "{:>8} {:>9} {:>11} {:>11.1} {:>8.2}x {:>11.1} {:>8.2}x",
-            n * 3,
-            10 * n,
-            requests[k],
-            best[k][0],
-            best[k][0] / best[0][0],
-            best[k][1],
-            best[k][1] / best[0][1]
-        );
-    }
+    print_scaling(["in order", "batched"], &sizes, &requests, &best);
 }
 
 /// An engine for scale, not fleetsim: a textbook one

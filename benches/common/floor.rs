@@ -228,6 +228,23 @@ fn sample(workers: &mut [W], insts: &mut [Inst], rng: &mut Xoshiro256PlusPlus, t
     recycles
 }
 
+/// The samples due by `upto` from `tick` on: how many, and the recycles.
+fn samples_to(
+    tick: &mut u64,
+    upto: u64,
+    workers: &mut [W],
+    insts: &mut [Inst],
+    rng: &mut Xoshiro256PlusPlus,
+) -> (u64, u64) {
+    let (mut samples, mut recycles) = (0, 0);
+    while *tick <= upto {
+        recycles += sample(workers, insts, rng, *tick);
+        *tick += TICK_US;
+        samples += 1;
+    }
+    (samples, recycles)
+}
+
 /// `hours` of the peer's fleet on the floor engine.
 pub fn run(hours: f64, seed: u64) -> FloorRun {
     run_fleet(INSTANCES, None, hours, seed)
@@ -268,11 +285,9 @@ pub fn run_fleet(instances: usize, batch_us: Option<u64>, hours: f64, seed: u64)
             let (mut next, mut t) = (0usize, 0u64);
             loop {
                 arrive(&mut t, &mut rng);
-                while tick <= t.min(end) {
-                    recycles += sample(&mut workers, &mut insts, &mut rng, tick);
-                    tick += TICK_US;
-                    samples += 1;
-                }
+                let (n, recycled) =
+                    samples_to(&mut tick, t.min(end), &mut workers, &mut insts, &mut rng);
+                (samples, recycles) = (samples + n, recycles + recycled);
                 if t >= end {
                     break;
                 }
@@ -306,11 +321,9 @@ pub fn run_fleet(instances: usize, batch_us: Option<u64>, hours: f64, seed: u64)
                     }
                     arrivals.clear();
                 }
-                while tick <= t.min(end) {
-                    recycles += sample(&mut workers, &mut insts, &mut rng, tick);
-                    tick += TICK_US;
-                    samples += 1;
-                }
+                let (n, recycled) =
+                    samples_to(&mut tick, t.min(end), &mut workers, &mut insts, &mut rng);
+                (samples, recycles) = (samples + n, recycles + recycled);
                 if t >= end {
                     break;
                 }
