@@ -52,7 +52,8 @@ pub struct Request {
 /// bytes a worker spans the fewer pages the sweep crosses a request: at
 /// 320 bytes a worker, the floor prototype's cost a request at 16,002
 /// workers was 1.81x its cost at 6; at 128 bytes, 1.12x
-/// (docs/performance.md, "Bytes a worker").
+/// (docs/performance.md, "Fifteenth session: bytes a worker"; the size is
+/// pinned by a test here).
 #[repr(C, align(64))]
 pub struct Worker {
     pub instance: u32,
@@ -218,6 +219,16 @@ impl Instance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_is_two_cache_lines_and_an_instance_four() {
+        // What a served request touches stays within two lines; anything
+        // more goes to `WorkerCold` (docs/performance.md, "Fifteenth
+        // session": the bytes a worker spans are a large fleet's cost).
+        assert_eq!(std::mem::size_of::<Worker>(), 128);
+        assert_eq!(std::mem::align_of::<Worker>(), 64);
+        assert_eq!(std::mem::size_of::<Instance>(), 256);
+    }
 
     #[test]
     fn rate_window_counts_the_trailing_window() {

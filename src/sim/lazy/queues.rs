@@ -4,13 +4,14 @@
 //! zero to two requests long: a `VecDeque` per worker paid for its generic
 //! ring arithmetic and an out-of-line push on every request. Here every
 //! queue is a linked list through one slab of items. Slot `w` of the slab
-//! is worker `w`'s own (its *home*): a request assigned to an empty queue,
-//! which is most of them below saturation, goes there, so the items a
+//! is worker `w`'s own (its *home*): a request assigned while the home is
+//! free (always when the queue is empty, which is most assignments below
+//! saturation) goes there, so the items a
 //! round-robin sweep of the fleet reads lie in worker order, as the
 //! workers do, and the hardware's prefetchers follow the sweep (one slab
 //! of freed slots, taken last in first out, put a large fleet's items at
-//! random places: a cache miss at every credit). A queue's later items
-//! take freed slots past the homes. A worker's ends sit together (`Ends`),
+//! random places: a cache miss at every credit). Other items take freed
+//! slots past the homes; the links keep each queue's order either way. A worker's ends sit together (`Ends`),
 //! two workers to a cache line.
 
 use super::{IdleKey, Item};
@@ -315,6 +316,30 @@ mod tests {
             "{} > 5 + {peak}",
             q.slab.len()
         );
+    }
+
+    #[test]
+    fn a_request_to_a_free_home_goes_there() {
+        let mut q = Queues::new(4);
+        // An empty queue: worker 2's item in slot 2, not past the homes.
+        q.push_back(2, item(1), None);
+        assert_eq!(q.ends[2].head, 2);
+        assert_eq!(q.slab.len(), 4);
+        // Its home busy, the next item goes past the homes, after it.
+        q.push_back(2, item(2), None);
+        assert!(q.ends[2].tail >= 4, "{}", q.ends[2].tail);
+        // The home freed by the first credit takes the third item, which
+        // still comes last.
+        assert_eq!(q.pop_front(2).map(|it| it.order), Some(1));
+        q.push_back(2, item(3), None);
+        assert_eq!(q.ends[2].tail, 2);
+        let orders: Vec<u64> = q.iter(2).map(|it| it.order).collect();
+        assert_eq!(orders, vec![2, 3]);
+        // A freed slot past the homes is reused, not grown.
+        q.pop_front(2);
+        q.push_back(1, item(4), None);
+        q.push_back(1, item(5), None);
+        assert_eq!(q.slab.len(), 5);
     }
 
     #[test]
