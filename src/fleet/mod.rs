@@ -176,8 +176,9 @@ impl RateWindow {
 
 /// One container: a master, its workers, its backlog and its cgroup.
 ///
-/// Laid out as written, on cache lines of its own: what a request touches
-/// first (as `Worker`).
+/// Laid out as written, on cache lines of its own: what every request
+/// touches (`outstanding`, `private_mb`, `stale_conns`, `overshoot_q`) in
+/// the first line (as `Worker`).
 #[repr(C, align(64))]
 pub struct Instance {
     /// Requests in service plus waiting (least-outstanding balancing).
@@ -185,14 +186,16 @@ pub struct Instance {
     /// Sum over live workers of `rss - shared` (each worker's own
     /// `shared_mb`): the cgroup's view.
     pub private_mb: f64,
-    pub arrivals: RateWindow,
-    /// Expiry times of connections the client still holds but the server closed.
+    /// Expiry times of connections the client still holds but the server
+    /// closed (read at every arrival: in the first line).
     pub stale_conns: VecDeque<SimTime>,
     /// The overshoot integral of this instance's workers in exact mode, in
     /// 2^-20 MB x us (`sim::memory::MEM_STEPS`): an integer, so its
     /// value does not depend on the order of its terms; summed over
     /// instances at the end.
     pub overshoot_q: i128,
+    /// Arrivals a second (only with a rate-based gate: `Sim::rate_window`).
+    pub arrivals: RateWindow,
     /// Global index of the first worker; workers are `first..first + n`.
     pub first_worker: u32,
     /// Requests waiting for a worker, oldest first.
@@ -228,6 +231,13 @@ mod tests {
         assert_eq!(std::mem::size_of::<Worker>(), 128);
         assert_eq!(std::mem::align_of::<Worker>(), 64);
         assert_eq!(std::mem::size_of::<Instance>(), 256);
+        // What every request reads of its instance ends within the first
+        // line (a large fleet's sweep misses one line an instance, not two:
+        // docs/performance.md, "Sixteenth session").
+        use std::mem::{offset_of, size_of};
+        assert!(offset_of!(Instance, stale_conns) + size_of::<VecDeque<SimTime>>() <= 64);
+        assert!(offset_of!(Instance, overshoot_q) + size_of::<i128>() <= 64);
+        assert!(offset_of!(Instance, private_mb) + size_of::<f64>() <= 64);
     }
 
     #[test]
