@@ -11,6 +11,7 @@
 //! cargo run --profile bench --example throughput -- high_rate+stop 1   # the Ctrl-C flag alone
 //! cargo run --profile bench --example throughput -- peer+events 24   # on the event engine (side by side)
 //! cargo run --profile bench --example throughput -- peer+lazy 24   # on the fast path (any fleet size)
+//! cargo run --profile bench --example throughput -- peer+threads 24   # the draws on helper threads
 //! cargo run --profile bench --example throughput -- scaling 0.25   # ns/request, 6 to 16,002 workers
 //! cargo run --profile bench --example throughput -- scaled:200 0.25   # one of them (callgrind)
 //! cargo run --profile bench --example throughput -- bare_mmc 4 5   # textbook engines, for scale:
@@ -100,12 +101,15 @@ fn main() {
         let (name, hook) = match name.split_once('+') {
             Some((n, "progress")) => (n, Some(true)),
             Some((n, "stop")) => (n, Some(false)),
-            Some((n, "events")) | Some((n, "lazy")) => (n, None),
-            Some((_, h)) => panic!("unknown hook +{h}: +progress, +stop, +events or +lazy"),
+            Some((n, "events")) | Some((n, "lazy")) | Some((n, "threads")) => (n, None),
+            Some((_, h)) => {
+                panic!("unknown hook +{h}: +progress, +stop, +events, +lazy or +threads")
+            }
             None => (name.as_str(), None),
         };
         let events_engine = args[0].ends_with("+events");
         let lazy_engine = args[0].ends_with("+lazy");
+        let threads = args[0].ends_with("+threads");
         let scale = scale_engine(name);
         let sc = scale.is_none().then(|| workload(name, hours));
         let once = || match (scale, &sc) {
@@ -142,6 +146,7 @@ fn main() {
                     Some(p) => common::run_hooked(sc, p),
                     None if events_engine => common::run_events(sc),
                     None if lazy_engine => common::run_lazy(sc),
+                    None if threads => common::run_threads(sc),
                     None => common::run(sc),
                 };
                 (s.events_processed, s.requests_total, None)

@@ -38,7 +38,9 @@ fn outputs(sc: &Scenario, seed: u64, how: &str) -> (String, Vec<String>) {
     let mut sim = Sim::new(sc, seed, &mut rows);
     match how {
         "events" => sim = sim.with_event_completions(),
+        "events+threads" => sim = sim.with_event_completions().with_draw_threads(),
         "checked" => sim = sim.with_lazy_completions().with_invariant_checks(),
+        "fast+threads" => sim = sim.with_lazy_completions().with_draw_threads(),
         _ => sim = sim.with_lazy_completions(),
     }
     let out = sim
@@ -234,6 +236,38 @@ fn every_branch_is_the_event_engine_byte_for_byte() {
         eprintln!("{what}");
         let n = same(sets, 1..5, false);
         assert!(n > 100, "{what}: {n} rows");
+    }
+}
+
+#[test]
+fn drawing_on_helper_threads_changes_nothing() {
+    // `Sim::with_draw_threads`, on both engines, against the event engine
+    // drawing inline: the default (a diurnal day), a constant rate, a
+    // rate series that stops (the arrivals end before the run), and the
+    // branches.
+    let mut series = common::scenario(&["run.duration_h=2"]);
+    series.workload.profile = fleetsim::traffic::profile::RateProfile::Series {
+        points: vec![
+            (SimTime::ZERO, 3.0),
+            (SimTime::from_secs(1800), 9.0),
+            (SimTime::from_secs(3600), 0.0),
+        ],
+    };
+    let mut scenarios: Vec<(String, Scenario)> = vec![
+        ("default".into(), common::scenario(&["run.duration_h=4"])),
+        ("series".into(), series),
+    ];
+    for (what, sets) in BRANCHES {
+        scenarios.push((what.to_string(), common::scenario(sets)));
+    }
+    for (what, sc) in &scenarios {
+        for seed in 1..3 {
+            let reference = outputs(sc, seed, "events");
+            for how in ["events+threads", "fast+threads"] {
+                let threaded = outputs(sc, seed, how);
+                assert!(reference == threaded, "{what} seed {seed}: {how} differs");
+            }
+        }
     }
 }
 

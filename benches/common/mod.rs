@@ -238,6 +238,16 @@ pub fn run_lazy(sc: &Scenario) -> Summary {
         .summary
 }
 
+/// `run` with the draws on helper threads (`Sim::with_draw_threads`), as
+/// `fleetsim run` makes them on a machine with cores to spare.
+pub fn run_threads(sc: &Scenario) -> Summary {
+    fleetsim::Sim::new(sc, SEED, fleetsim::metrics::NullObserver)
+        .with_draw_threads()
+        .run()
+        .expect("a benchmark run stays within its event budget")
+        .summary
+}
+
 /// `run` as `fleetsim run` drives the loop: with the Ctrl-C flag and the
 /// progress hook (`Sim::with_progress`) wired, or with the flag alone
 /// (`progress = false`, the loop as it was before the hook).

@@ -74,8 +74,11 @@ for p in $(seq 1 "$PAIRS"); do
             "$BIN" run --seed "$SEED" --hours "$HOURS" "${FLEETSIM_SET[@]}" --json --out "$TMP/out-fs"
         rm -rf "$TMP/out-fs"
     done
-    # In process: the example runs the same scenario (seed 7) five times.
-    "$EXAMPLE" peer "$HOURS" 5 >"$TMP/inproc-$p.txt"
+    # In process: the example runs the same scenario (seed 7) five times,
+    # with the draws on helper threads as `fleetsim run` makes them on a
+    # machine with a core to spare (`Sim::with_draw_threads`).
+    if [ "$(nproc)" -gt 1 ]; then INPROC=peer+threads; else INPROC=peer; fi
+    "$EXAMPLE" "$INPROC" "$HOURS" 5 >"$TMP/inproc-$p.txt"
     # For scale: a textbook binary-heap engine on the peer's queueing alone
     # (benches/common/bare.rs: no memory, policy or metrics).
     "$EXAMPLE" bare_peer "$HOURS" 5 >"$TMP/bare-$p.txt"

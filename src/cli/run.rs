@@ -110,6 +110,11 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     if args.check_invariants {
         sim = sim.with_invariant_checks();
     }
+    // One run: where a core is spare, the draws are made beside it (the
+    // same bytes, `Sim::with_draw_threads`).
+    if std::thread::available_parallelism().is_ok_and(|n| n.get() > 1) {
+        sim = sim.with_draw_threads();
+    }
     let result = sim.run();
     match &result {
         Ok(_) => bar.finish(),

@@ -13,7 +13,10 @@
 //!
 //! At the end of a run up to a block's draws are made and never used; no
 //! other draw comes from these streams, so nothing observable changes.
+//! The same blocks can be drawn on helper threads (`feed`,
+//! `Sim::with_draw_threads`).
 
+use super::feed::{ArrivalState, Feed, ServiceState};
 use crate::engine::SimTime;
 use crate::engine::rng::StreamRng;
 use crate::traffic::profile::{ArrivalProcess, RateProfile};
@@ -50,12 +53,28 @@ impl Block {
 /// Service times, `BLOCK` at a time, from `Stream::Service`.
 pub(super) struct ServiceAhead {
     block: Block,
+    /// Drawn on a helper thread (`feed`).
+    feed: Option<Feed<ServiceState>>,
+    /// Blocks taken so far.
+    taken: u64,
 }
 
 impl ServiceAhead {
     pub(super) fn new() -> Self {
         ServiceAhead {
             block: Block::empty(),
+            feed: None,
+            taken: 0,
+        }
+    }
+
+    /// Draws the blocks on a helper thread from here on, from `rng` (which
+    /// the caller no longer draws from); before the first block only, and
+    /// where the thread can be started.
+    pub(super) fn on_thread(&mut self, dist: &ServiceDist, rng: &StreamRng) {
+        if self.taken == 0 && self.feed.is_none() {
+            let state = ServiceState { dist: dist.clone() };
+            self.feed = Feed::spawn("fleetsim-service", state, rng.clone());
         }
     }
 
@@ -71,7 +90,11 @@ impl ServiceAhead {
     #[cold]
     #[inline(never)]
     fn refill(&mut self, dist: &ServiceDist, rng: &mut StreamRng) -> SimTime {
-        dist.fill(rng, &mut self.block.times);
+        self.taken += 1;
+        match &mut self.feed {
+            Some(feed) => self.block.times = feed.next_block().0,
+            None => dist.fill(rng, &mut self.block.times),
+        }
         self.block.next = 1;
         self.block.times[0]
     }
@@ -85,6 +108,10 @@ pub(super) struct ArrivalsAhead {
     last: SimTime,
     /// The process has no arrival before the end of the run.
     done: bool,
+    /// Drawn on a helper thread (`feed`).
+    feed: Option<Feed<ArrivalState>>,
+    /// Blocks taken so far.
+    taken: u64,
 }
 
 impl ArrivalsAhead {
@@ -94,6 +121,22 @@ impl ArrivalsAhead {
             block: Block::empty(),
             last: SimTime::ZERO,
             done: false,
+            feed: None,
+            taken: 0,
+        }
+    }
+
+    /// Draws the blocks on a helper thread from here on (`ServiceAhead::on_thread`).
+    pub(super) fn on_thread(&mut self, profile: &RateProfile, end: SimTime, rng: &StreamRng) {
+        if self.taken == 0 && self.feed.is_none() {
+            let state = ArrivalState {
+                profile: profile.clone(),
+                end,
+                process: self.process.clone(),
+                last: self.last,
+                done: self.done,
+            };
+            self.feed = Feed::spawn("fleetsim-arrivals", state, rng.clone());
         }
     }
 
@@ -123,9 +166,17 @@ impl ArrivalsAhead {
         if self.done {
             return None;
         }
-        let len = self
-            .process
-            .fill(profile, self.last, end, rng, &mut self.block.times);
+        self.taken += 1;
+        let len = match &mut self.feed {
+            Some(feed) => {
+                let (times, len) = feed.next_block();
+                self.block.times = times;
+                len
+            }
+            None => self
+                .process
+                .fill(profile, self.last, end, rng, &mut self.block.times),
+        };
         self.done = len < BLOCK;
         if len > 0 {
             self.last = self.block.times[len - 1];

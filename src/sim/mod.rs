@@ -10,6 +10,7 @@ mod aggregate;
 mod ahead;
 mod connections;
 mod evil;
+mod feed;
 mod invariants;
 mod kill;
 mod lazy;

@@ -191,6 +191,7 @@ impl RateProfile {
 }
 
 /// Generates arrival times of a non-homogeneous Poisson process.
+#[derive(Clone)]
 pub struct ArrivalProcess {
     peak: f64,
     /// Mean gap at the peak rate, in microseconds.
