@@ -1,10 +1,9 @@
 //! The one event loop: the only code that mutates fleet state.
 //!
 //! Pure parts decide (`policy`, `coord`, `fleet::memory`, `traffic`); the
-//! handlers here apply their answers and emit telemetry rows. Handlers are
-//! split by concern (`traffic.rs`: requests and the client; `recycle.rs`:
-//! sampling, decisions, drains, boots, OOM), but `run` is the single loop
-//! and `handle` the single exhaustive `match` over events.
+//! handlers here apply their answers and emit telemetry rows. Handlers are split by concern
+//! (`traffic.rs`: requests and the client; `recycle.rs`: sampling, decisions, drains, boots,
+//! OOM), but `run` is the single loop and `handle` the single exhaustive `match` over events.
 
 mod aggregate;
 mod ahead;
