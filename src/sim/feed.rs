@@ -7,11 +7,12 @@
 //! `ServiceDist::fill`, a block of `BLOCK` at a time) hands over the same
 //! values in the same order: the output is byte-identical, whatever the
 //! threads' timing. What moves off the simulation's thread is the draws'
-//! arithmetic (an `exp` and a logarithm a request, about a fifth of the
-//! fast path's instructions).
+//! arithmetic (two ziggurat draws and the lognormal's `exp` a request):
+//! on the seeds' fleet, 773 instructions a request on one thread become
+//! 589 on the simulation's (docs/performance.md, "Sixteenth session").
 //!
 //! Blocks travel `CHUNK` at a time over a bounded channel (`AHEAD` chunks
-//! in flight: a helper stops when the simulation is that far behind), each
+//! in flight: a helper waits when it is that far ahead), each
 //! chunk with the stream's state after it. If a helper stops without its
 //! stream's end (it cannot fail, but a thread can be refused or killed),
 //! the simulation takes its state from the last chunk and draws the rest
