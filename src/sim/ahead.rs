@@ -16,7 +16,7 @@
 //! The same blocks can be drawn on helper threads (`feed`,
 //! `Sim::with_draw_threads`).
 
-use super::feed::{ArrivalState, Feed, ServiceState};
+use super::feed::{ArrivalState, Feed, Resume, ServiceState};
 use crate::engine::SimTime;
 use crate::engine::rng::StreamRng;
 use crate::traffic::profile::{ArrivalProcess, RateProfile};
@@ -102,11 +102,11 @@ impl ServiceAhead {
 
 /// Arrival times, `BLOCK` at a time, from `Stream::Arrivals`.
 pub(super) struct ArrivalsAhead {
-    process: ArrivalProcess,
+    /// The process, where it is and whether it ended: filled here, or
+    /// handed to a helper thread (`feed`), which fills from a copy.
+    state: ArrivalState,
     block: Block,
-    /// The last arrival drawn (the process continues from it).
-    last: SimTime,
-    /// The process has no arrival before the end of the run.
+    /// No arrival comes before the end of the run.
     done: bool,
     /// Drawn on a helper thread (`feed`).
     feed: Option<Feed<ArrivalState>>,
@@ -115,11 +115,17 @@ pub(super) struct ArrivalsAhead {
 }
 
 impl ArrivalsAhead {
-    pub(super) fn new(profile: &RateProfile) -> Self {
+    /// The arrivals of `profile` from time zero to `end`.
+    pub(super) fn new(profile: &RateProfile, end: SimTime) -> Self {
         ArrivalsAhead {
-            process: ArrivalProcess::new(profile),
+            state: ArrivalState {
+                profile: profile.clone(),
+                end,
+                process: ArrivalProcess::new(profile),
+                last: SimTime::ZERO,
+                done: false,
+            },
             block: Block::empty(),
-            last: SimTime::ZERO,
             done: false,
             feed: None,
             taken: 0,
@@ -127,42 +133,25 @@ impl ArrivalsAhead {
     }
 
     /// Draws the blocks on a helper thread from here on (`ServiceAhead::on_thread`).
-    pub(super) fn on_thread(&mut self, profile: &RateProfile, end: SimTime, rng: &StreamRng) {
+    pub(super) fn on_thread(&mut self, rng: &StreamRng) {
         if self.taken == 0 && self.feed.is_none() {
-            let state = ArrivalState {
-                profile: profile.clone(),
-                end,
-                process: self.process.clone(),
-                last: self.last,
-                done: self.done,
-            };
-            self.feed = Feed::spawn("fleetsim-arrivals", state, rng.clone());
+            self.feed = Feed::spawn("fleetsim-arrivals", self.state.clone(), rng.clone());
         }
     }
 
     /// The next arrival: what `process.next_after(previous, end, rng)`
     /// would return, starting from time zero.
     #[inline]
-    pub(super) fn next(
-        &mut self,
-        profile: &RateProfile,
-        end: SimTime,
-        rng: &mut StreamRng,
-    ) -> Option<SimTime> {
+    pub(super) fn next(&mut self, rng: &mut StreamRng) -> Option<SimTime> {
         match self.block.take() {
             Some(t) => Some(t),
-            None => self.refill(profile, end, rng),
+            None => self.refill(rng),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn refill(
-        &mut self,
-        profile: &RateProfile,
-        end: SimTime,
-        rng: &mut StreamRng,
-    ) -> Option<SimTime> {
+    fn refill(&mut self, rng: &mut StreamRng) -> Option<SimTime> {
         if self.done {
             return None;
         }
@@ -173,14 +162,9 @@ impl ArrivalsAhead {
                 self.block.times = times;
                 len
             }
-            None => self
-                .process
-                .fill(profile, self.last, end, rng, &mut self.block.times),
+            None => self.state.fill_into(rng, &mut self.block.times),
         };
         self.done = len < BLOCK;
-        if len > 0 {
-            self.last = self.block.times[len - 1];
-        }
         if len < BLOCK {
             // The last block of the run, filled in part: to the end.
             self.block.times.copy_within(0..len, BLOCK - len);
@@ -230,13 +214,13 @@ mod tests {
             },
         ] {
             let (mut a, mut b) = (stream(5, Stream::Arrivals), stream(5, Stream::Arrivals));
-            let mut ahead = ArrivalsAhead::new(&profile);
+            let mut ahead = ArrivalsAhead::new(&profile, end);
             let mut one = ArrivalProcess::new(&profile);
             let mut last = SimTime::ZERO;
             let mut n = 0;
             loop {
                 let want = one.next_after(&profile, last, end, &mut b);
-                assert_eq!(ahead.next(&profile, end, &mut a), want, "{profile:?} #{n}");
+                assert_eq!(ahead.next(&mut a), want, "{profile:?} #{n}");
                 match want {
                     Some(t) => last = t,
                     None => break,
@@ -244,7 +228,7 @@ mod tests {
                 n += 1;
             }
             assert!(n > 20_000, "{n} arrivals");
-            assert_eq!(ahead.next(&profile, end, &mut a), None, "done stays done");
+            assert_eq!(ahead.next(&mut a), None, "done stays done");
         }
     }
 }

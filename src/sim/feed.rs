@@ -3,8 +3,9 @@
 //!
 //! Each stream is a pure function of its own random stream (`ahead`'s
 //! module docs), so a helper thread that owns the stream and makes the
-//! very calls `ahead` would make (`ArrivalProcess::fill`,
-//! `ServiceDist::fill`, a block of `BLOCK` at a time) hands over the same
+//! very calls `ahead` would make (`Resume::fill`, through which `ahead`
+//! fills its arrivals too, and `ServiceDist::fill`, a block of `BLOCK` at
+//! a time) hands over the same
 //! values in the same order: the output is byte-identical, whatever the
 //! threads' timing. What moves off the simulation's thread is the draws'
 //! arithmetic (two ziggurat draws and the lognormal's `exp` a request):
@@ -38,11 +39,9 @@ impl<O: Observer> Sim<'_, O> {
     /// started.
     pub fn with_draw_threads(mut self) -> Self {
         if self.agg.is_none() {
-            let sc = self.sc;
             self.service
-                .on_thread(&sc.workload.service, &self.streams.service);
-            self.arrivals
-                .on_thread(&sc.workload.profile, sc.duration, &self.streams.arrivals);
+                .on_thread(&self.sc.workload.service, &self.streams.service);
+            self.arrivals.on_thread(&self.streams.arrivals);
         }
         self
     }
@@ -61,8 +60,15 @@ pub(super) type Filled = ([SimTime; BLOCK], usize);
 /// A stream's state between two blocks: what the simulation needs to draw
 /// on by itself.
 pub(super) trait Resume: Clone + Send + 'static {
-    /// Fills the next block, as `ahead` does inline.
-    fn fill(&mut self, rng: &mut StreamRng) -> Filled;
+    /// Fills the next block into `out` (`ahead` fills the arrivals inline
+    /// with it): how many times it holds.
+    fn fill_into(&mut self, rng: &mut StreamRng, out: &mut [SimTime; BLOCK]) -> usize;
+    /// The next block, as a helper sends it.
+    fn fill(&mut self, rng: &mut StreamRng) -> Filled {
+        let mut times = [SimTime::ZERO; BLOCK];
+        let len = self.fill_into(rng, &mut times);
+        (times, len)
+    }
     /// No block comes after the last one filled.
     fn ended(&self) -> bool;
 }
@@ -74,10 +80,9 @@ pub(super) struct ServiceState {
 }
 
 impl Resume for ServiceState {
-    fn fill(&mut self, rng: &mut StreamRng) -> Filled {
-        let mut times = [SimTime::ZERO; BLOCK];
-        self.dist.fill(rng, &mut times);
-        (times, BLOCK)
+    fn fill_into(&mut self, rng: &mut StreamRng, out: &mut [SimTime; BLOCK]) -> usize {
+        self.dist.fill(rng, out);
+        BLOCK
     }
 
     fn ended(&self) -> bool {
@@ -96,19 +101,18 @@ pub(super) struct ArrivalState {
 }
 
 impl Resume for ArrivalState {
-    fn fill(&mut self, rng: &mut StreamRng) -> Filled {
-        let mut times = [SimTime::ZERO; BLOCK];
+    fn fill_into(&mut self, rng: &mut StreamRng, out: &mut [SimTime; BLOCK]) -> usize {
         if self.done {
-            return (times, 0);
+            return 0;
         }
         let len = self
             .process
-            .fill(&self.profile, self.last, self.end, rng, &mut times);
+            .fill(&self.profile, self.last, self.end, rng, out);
         self.done = len < BLOCK;
         if len > 0 {
-            self.last = times[len - 1];
+            self.last = out[len - 1];
         }
-        (times, len)
+        len
     }
 
     fn ended(&self) -> bool {

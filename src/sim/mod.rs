@@ -288,7 +288,7 @@ impl<'s, O: Observer> Sim<'s, O> {
                 client: rng::stream(seed, Stream::Client),
                 routing: rng::stream(seed, Stream::Routing),
             },
-            arrivals: ahead::ArrivalsAhead::new(&sc.workload.profile),
+            arrivals: ahead::ArrivalsAhead::new(&sc.workload.profile, sc.duration),
             next_arrival: u128::MAX,
             service: ahead::ServiceAhead::new(),
             retries: VecDeque::new(),

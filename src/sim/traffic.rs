@@ -33,11 +33,7 @@ impl<O: Observer> Sim<'_, O> {
     /// Schedules the process's next arrival, if one comes before the end.
     #[inline]
     pub(super) fn schedule_next_arrival(&mut self) {
-        let next = self.arrivals.next(
-            &self.sc.workload.profile,
-            self.sc.duration,
-            &mut self.streams.arrivals,
-        );
+        let next = self.arrivals.next(&mut self.streams.arrivals);
         // Kept out of the queue, in the place `schedule` would give it.
         self.next_arrival = match next {
             Some(at) => self.q.key_for(at),
