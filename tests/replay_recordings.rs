@@ -104,6 +104,94 @@ fn the_generated_window_has_its_known_regimes() {
     assert_eq!(n.inferred.tick_s.inferred, Some(45.0));
 }
 
+/// The generated window's recycles as a platform's recycle log writes
+/// them: no `event` column, the time column named `timestamp`.
+fn recycle_log(text: &str) -> String {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |c: &str| header.iter().position(|h| *h == c).unwrap();
+    let names = [
+        "ts",
+        "instance",
+        "worker",
+        "rss_mb",
+        "limit_mb",
+        "base_limit_mb",
+        "hard_limit_mb",
+        "requests",
+    ];
+    let keep = names.map(col);
+    let mut out = format!("timestamp,{}\n", names[1..].join(","));
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells[col("event")] == "worker_recycled" {
+            let row: Vec<&str> = keep.iter().map(|&i| cells[i]).collect();
+            out += &(row.join(",") + "\n");
+        }
+    }
+    out
+}
+
+#[test]
+fn a_recycle_log_without_an_event_column_is_one_recycle_a_row() {
+    let text = recording("generated-24h.csv");
+    let log = recycle_log(&text);
+    let part = import::parse("recycles.csv", &log).unwrap();
+    assert_eq!(
+        part.source.format,
+        fleetsim::replay::recording::Format::RecycleCsv
+    );
+    assert_eq!(part.events.len(), 96);
+    assert!(part.events.iter().all(|e| e.is_recycle()));
+    // The same recycles as the window's own rows: every regime's figures.
+    let a = analyse(&[("recycles.csv", &log)], Some(seeds_knobs()));
+    let b = analyse(&[("generated-24h.csv", &text)], Some(seeds_knobs()));
+    assert_eq!(labels(&a), labels(&b));
+    for (x, y) in a.regimes.iter().zip(&b.regimes) {
+        assert_eq!(x.rate.recycles, y.rate.recycles);
+        let json = |r: &Regime| serde_json::to_value(&r.lifetime).unwrap();
+        assert_eq!(json(x), json(y));
+    }
+    // An RSS series with its limit beside it stays a series; rows mostly
+    // under their limit and no worker column are refused, saying why.
+    let series = "ts,worker,rss_mb,limit_mb\n0,w0,400,600\n30,w0,410,600\n60,w0,601,600\n";
+    let p = import::parse("s.csv", series).unwrap();
+    assert_eq!((p.events.len(), p.series.samples.len()), (0, 3));
+    let e = import::parse("g.csv", "ts,rss_mb,limit_mb\n0,400,600\n30,410,600\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("g.csv: no `event` column, and `rss_mb` is below"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_header_that_is_no_recording_says_what_it_lacks() {
+    for (text, needle) in [
+        (
+            "t,worker_id,rss,limit,requests\n1,w0,541,498,900\n",
+            "x.csv:1: column `rss`: memory columns are in MB and say so",
+        ),
+        (
+            "when,instance,rss_mb\n1,a,541\n",
+            "x.csv:1: not a recording: a CSV header (when,instance,rss_mb) that is no \
+             recording's: it needs a time column (`ts`, or one of `timestamp`",
+        ),
+        (
+            "time,timestamp,event\n1,2,retry_ok\n",
+            "it needs a time column",
+        ),
+        (
+            "ts,instance\n1,a\n",
+            "(ts,instance) that is no recording's: it needs `event` (an events CSV), `rss_mb`",
+        ),
+    ] {
+        let e = import::parse("x.csv", text).unwrap_err().to_string();
+        assert!(e.contains(needle), "{text:?}: {e}");
+    }
+}
+
 // ----------------------------------------------------------------- the CLI
 
 fn fleetsim(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {

@@ -198,6 +198,9 @@ pub enum Format {
     Kubernetes,
     /// `ts,instance,worker,rss_mb[,requests]`.
     RssCsv,
+    /// A CSV of recycles with no `event` column (`ts,rss_mb,limit_mb,...`):
+    /// one `worker_recycled` per row, as a platform's recycle log exports.
+    RecycleCsv,
     /// A Prometheus `query_range` JSON response.
     Prometheus,
 }
@@ -215,6 +218,7 @@ impl Format {
             Format::Passenger => "Passenger log",
             Format::Kubernetes => "Kubernetes pod status / events",
             Format::RssCsv => "RSS series CSV",
+            Format::RecycleCsv => "recycle rows CSV (no `event` column: one worker_recycled a row)",
             Format::Prometheus => "Prometheus query_range JSON",
         }
     }

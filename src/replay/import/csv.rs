@@ -1,12 +1,21 @@
 //! CSV with a header: the schema `fleetsim run` writes to `events.csv`.
 //! Columns are found by name; extra columns are ignored, optional ones may
-//! be missing, `ts` and `event` are required. A bad row is an error naming
-//! the file, the line and the column.
+//! be missing, `ts` and `event` are required. A CSV with no `event` column
+//! whose header names `rss_mb` and `limit_mb` is a platform's recycle log
+//! (one row per recycle, as issue 14's recordings are): each row is read as
+//! a `worker_recycled` (`parse_recycles`). The time column may also be
+//! spelt `timestamp`, `time`, `time_s`, `t` or `t_s` (`TS_ALIASES`). A bad
+//! row is an error naming the file, the line and the column.
 
 use super::ImportError;
 use super::fields::{self, COLUMNS, REQUIRED, Row};
 use crate::replay::recording::{Format, Origin, Part, Source};
 use crate::replay::time::TsReader;
+
+/// Other names a recording's time column goes by (a platform's export, a
+/// notebook's data frame): read as `ts` when the header has no `ts` and
+/// names exactly one of them.
+pub const TS_ALIASES: [&str; 5] = ["timestamp", "time", "time_s", "t", "t_s"];
 
 /// Whether a first line looks like this format's header.
 pub fn looks_like(first_line: &str) -> bool {
@@ -14,21 +23,68 @@ pub fn looks_like(first_line: &str) -> bool {
     REQUIRED.iter().all(|r| names.iter().any(|n| n == r))
 }
 
+/// Whether a first line is a recycle log's header: a time column,
+/// `rss_mb` and `limit_mb`, and no `event`.
+pub fn looks_like_recycles(first_line: &str) -> bool {
+    let names = folded(first_line);
+    let has = |c: &str| names.iter().any(|n| n == c);
+    ["ts", "rss_mb", "limit_mb"].into_iter().all(has) && !has("event")
+}
+
 /// A first line's names as the importers match them (`folded_names`).
 pub fn folded(first_line: &str) -> Vec<String> {
-    first_line
+    let mut names: Vec<String> = first_line
         .split(',')
-        .map(|n| n.trim().to_ascii_lowercase())
-        .collect()
+        .map(|n| n.trim().trim_matches('"').to_ascii_lowercase())
+        .collect();
+    alias_ts(&mut names);
+    names
+}
+
+/// Renames the one `TS_ALIASES` column to `ts` when there is no `ts`.
+fn alias_ts(names: &mut [String]) {
+    if names.iter().any(|n| n == "ts") {
+        return;
+    }
+    let mut found = names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| TS_ALIASES.contains(&n.as_str()))
+        .map(|(i, _)| i);
+    if let (Some(i), None) = (found.next(), found.next()) {
+        names[i] = "ts".to_string();
+    }
 }
 
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
+    parse_as(name, text, None)
+}
+
+/// A recycle log with no `event` column: every row a `worker_recycled`.
+/// `Ok(None)` when the rows are not recycles: `rss_mb` is below
+/// `limit_mb` on most rows that give both (a sampled RSS series with its
+/// limit beside it), which the caller reads as a series instead.
+pub fn parse_recycles(name: &str, text: &str) -> Result<Option<Part>, ImportError> {
+    let part = parse_as(name, text, Some("worker_recycled"))?;
+    let both: Vec<(f64, f64)> = part
+        .events
+        .iter()
+        .filter_map(|e| Some((e.rss_mb?, e.limit_mb?)))
+        .collect();
+    let over = both.iter().filter(|(rss, limit)| rss >= limit).count();
+    Ok((2 * over >= both.len()).then_some(part))
+}
+
+/// Reads the rows; `implied` is the event of every row when the header
+/// has no `event` column.
+fn parse_as(name: &str, text: &str, implied: Option<&'static str>) -> Result<Part, ImportError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
     let header = reader.headers().map_err(|e| error(name, &e))?.clone();
-    let index = column_index(name, &header)?;
+    let index = column_index(name, &header, implied.is_some())?;
+    let event_i = COLUMNS.iter().position(|c| *c == "event");
     let mut ts = TsReader::default();
     let mut events = Vec::new();
     for record in reader.records() {
@@ -37,6 +93,9 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         let mut values = [None; COLUMNS.len()];
         for (v, i) in values.iter_mut().zip(&index) {
             *v = i.and_then(|i| record.get(i));
+        }
+        if let (Some(event), Some(i)) = (implied, event_i) {
+            values[i] = Some(event);
         }
         let origin = Origin { source: 0, line };
         let event = fields::event(&Row { values }, &mut ts, origin)
@@ -50,7 +109,12 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             "a header and no rows: nothing was recorded".to_string(),
         ));
     }
-    let mut source = Source::new(name, Format::Csv);
+    let format = if implied.is_some() {
+        Format::RecycleCsv
+    } else {
+        Format::Csv
+    };
+    let mut source = Source::new(name, format);
     source.time_base = ts.base();
     source.events = events.len();
     Ok(Part::new(source, events))
@@ -63,7 +127,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
 /// mean. An empty name (a stray comma) is refused, and so is a column
 /// named twice in any case: which one a reader takes would be a guess.
 pub fn folded_names(name: &str, header: &csv::StringRecord) -> Result<Vec<String>, ImportError> {
-    let names: Vec<String> = header.iter().map(str::to_ascii_lowercase).collect();
+    let mut names: Vec<String> = header.iter().map(str::to_ascii_lowercase).collect();
     for (i, h) in names.iter().enumerate() {
         if h.is_empty() {
             return Err(ImportError::row(
@@ -99,18 +163,24 @@ pub fn folded_names(name: &str, header: &csv::StringRecord) -> Result<Vec<String
             ));
         }
     }
+    alias_ts(&mut names);
     Ok(names)
 }
 
-/// For each of `COLUMNS`, its position in the header.
-fn column_index(name: &str, header: &csv::StringRecord) -> Result<Vec<Option<usize>>, ImportError> {
+/// For each of `COLUMNS`, its position in the header; `implied_event`:
+/// the rows' event is given, so the header needs no `event` column.
+fn column_index(
+    name: &str,
+    header: &csv::StringRecord,
+    implied_event: bool,
+) -> Result<Vec<Option<usize>>, ImportError> {
     let names = folded_names(name, header)?;
     let index: Vec<Option<usize>> = COLUMNS
         .iter()
         .map(|c| names.iter().position(|h| h == c))
         .collect();
     for r in REQUIRED {
-        if names.iter().all(|h| h != r) {
+        if names.iter().all(|h| h != r) && !(implied_event && r == "event") {
             return Err(ImportError::row(
                 name,
                 1,

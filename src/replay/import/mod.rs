@@ -102,6 +102,9 @@ pub fn detect(text: &str) -> Option<Format> {
     if jsonl::looks_like(first) {
         return Some(Format::Jsonl);
     }
+    if csv::looks_like_recycles(first) {
+        return Some(Format::RecycleCsv);
+    }
     if rss::looks_like(first) {
         return Some(Format::RssCsv);
     }
@@ -120,6 +123,46 @@ pub fn detect(text: &str) -> Option<Format> {
         return server;
     }
     logs::looks_like(text).then_some(Format::Log)
+}
+
+/// A CSV with no `event` column whose rows are mostly under their limit.
+const NOT_RECYCLES: &str = "no `event` column, and `rss_mb` is below `limit_mb` on most rows, \
+     so the rows are not recycles (a recycle's RSS is at or over its limit): add an `event` \
+     column (`worker_recycled` for a recycle), or a `worker` column to read the rows as an RSS \
+     series";
+
+/// Why a first line that is a CSV header is no recording's, if it is one:
+/// the columns it lacks, and memory columns named without their unit.
+fn csv_header_mismatch(text: &str) -> Option<String> {
+    let first = text.lines().find(|l| !l.trim().is_empty())?;
+    let names = csv::folded(first);
+    if names.len() < 2 || names.iter().any(|n| n.is_empty() || n.contains(' ')) {
+        return None;
+    }
+    let has = |c: &str| names.iter().any(|n| n == c);
+    if let Some(bare) = ["rss", "limit", "rss_kb", "rss_bytes", "limit_bytes"]
+        .into_iter()
+        .find(|c| has(c))
+    {
+        return Some(format!(
+            "column `{bare}`: memory columns are in MB and say so (`rss_mb`, `limit_mb`); \
+             convert the column and name it so"
+        ));
+    }
+    let time = if has("ts") {
+        String::new()
+    } else {
+        format!(
+            "a time column (`ts`, or one of `{}`) and ",
+            csv::TS_ALIASES.join("`, `")
+        )
+    };
+    Some(format!(
+        "not a recording: a CSV header ({}) that is no recording's: it needs {time}`event` \
+         (an events CSV), `rss_mb` and `limit_mb` (one recycle a row), or `worker` and \
+         `rss_mb` (an RSS series)",
+        crate::text::one_line(&names.join(","))
+    ))
 }
 
 /// A format's test of one line.
@@ -148,6 +191,11 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         Some(Format::Jsonl) => jsonl::parse(name, text)?,
         Some(Format::Log) => logs::parse(name, text),
         Some(Format::RssCsv) => rss::parse(name, text)?,
+        Some(Format::RecycleCsv) => match csv::parse_recycles(name, text)? {
+            Some(part) => part,
+            None if rss::looks_like_without_event(text) => rss::parse(name, text)?,
+            None => return Err(ImportError::file(name, NOT_RECYCLES)),
+        },
         Some(Format::Prometheus) => prometheus::parse(name, text)?,
         Some(Format::Kubernetes) if kubernetes::looks_like_json(text) => {
             kubernetes::parse_json(name, text)?
@@ -160,6 +208,9 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         Some(f @ Format::Passenger) => server(f, passenger::rule),
         None if text.trim().is_empty() => return Err(ImportError::file(name, "empty: no events")),
         None => {
+            if let Some(why) = csv_header_mismatch(text) {
+                return Err(ImportError::row(name, 1, why));
+            }
             return Err(ImportError::file(
                 name,
                 "not a recording: expected a CSV whose header names `ts` and `event` \
@@ -283,6 +334,14 @@ mod tests {
             Some(Format::PumaWorkerKiller)
         );
         assert_eq!(detect("ts,instance,worker,rss_mb\n"), Some(Format::RssCsv));
+        assert_eq!(detect("Time,worker,RSS_MB\n"), Some(Format::RssCsv));
+        assert_eq!(
+            detect("\"timestamp\",\"rss_mb\",\"limit_mb\"\n"),
+            Some(Format::RecycleCsv)
+        );
+        assert_eq!(detect("t_s,event\n"), Some(Format::Csv));
+        assert_eq!(detect("ts,time,event\n"), Some(Format::Csv));
+        assert_eq!(detect("time,timestamp,event\n"), None, "which is the time?");
         assert_eq!(
             detect("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}"),
             Some(Format::Prometheus)

@@ -16,6 +16,18 @@ pub fn looks_like(first_line: &str) -> bool {
     ["ts", "worker", "rss_mb"].into_iter().all(has) && !has("event")
 }
 
+/// Whether a text's header has this format's columns, `event` aside (a
+/// recycle log's header whose rows turned out not to be recycles).
+pub fn looks_like_without_event(text: &str) -> bool {
+    let Some(first) = text.lines().find(|l| !l.trim().is_empty()) else {
+        return false;
+    };
+    let names = super::csv::folded(first);
+    ["ts", "worker", "rss_mb"]
+        .into_iter()
+        .all(|c| names.iter().any(|n| n == c))
+}
+
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
