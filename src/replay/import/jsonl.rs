@@ -1,6 +1,9 @@
 //! JSON Lines with the recording schema's keys (analytics exports): one
 //! object per line; numbers may be JSON numbers or strings, `null` is
-//! absent, other keys are ignored. Blank lines are skipped.
+//! absent, other keys are ignored. Blank lines are skipped. As in a CSV,
+//! the time may be keyed `timestamp`, `time`, ... (`csv::TS_ALIASES`), and
+//! a file whose first object has no `event` but `rss_mb` and `limit_mb` is
+//! a recycle log: a line without `event` is a `worker_recycled`.
 
 use super::ImportError;
 use super::fields::{self, COLUMNS, Row};
@@ -16,6 +19,8 @@ pub fn looks_like(first_line: &str) -> bool {
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     let mut ts = TsReader::default();
     let mut events = Vec::new();
+    let event_i = COLUMNS.iter().position(|c| *c == "event");
+    let mut recycle_log = None;
     for (i, line) in text.lines().enumerate() {
         let line_no = i + 1;
         if line.trim().is_empty() {
@@ -28,6 +33,17 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         for (slot, v) in row.values.iter_mut().zip(&values) {
             *slot = v.as_deref();
         }
+        let has = |c: &str| {
+            COLUMNS
+                .iter()
+                .position(|k| *k == c)
+                .is_some_and(|i| row.values[i].is_some())
+        };
+        let implied =
+            *recycle_log.get_or_insert_with(|| !has("event") && has("rss_mb") && has("limit_mb"));
+        if let (true, Some(i)) = (implied, event_i) {
+            row.values[i] = row.values[i].or(Some("worker_recycled"));
+        }
         let origin = Origin {
             source: 0,
             line: line_no,
@@ -35,6 +51,20 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         let event =
             fields::event(&row, &mut ts, origin).map_err(|r| ImportError::row(name, line_no, r))?;
         events.push(event);
+    }
+    if recycle_log == Some(true) {
+        let over = events
+            .iter()
+            .filter(|e| matches!((e.rss_mb, e.limit_mb), (Some(r), Some(l)) if r >= l))
+            .count();
+        if 2 * over < events.len() {
+            return Err(ImportError::file(
+                name,
+                "no `event` key, and `rss_mb` is below `limit_mb` on most lines, so the lines \
+                 are not recycles (a recycle's RSS is at or over its limit): add an `event` key \
+                 (`worker_recycled` for a recycle)",
+            ));
+        }
     }
     let mut source = Source::new(name, Format::Jsonl);
     source.time_base = ts.base();
@@ -92,12 +122,19 @@ fn scalars(line: &str) -> Result<Vec<Option<String>>, String> {
             ));
         }
     }
-    let get = |c: &str| {
+    let key = |c: &str| {
         members
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(c))
             .map(|(_, v)| v)
     };
+    // The time under another name: the one alias given, when `ts` is not.
+    let mut aliases = super::csv::TS_ALIASES.iter().filter_map(|a| key(a));
+    let ts_alias = match (aliases.next(), aliases.next()) {
+        (Some(v), None) => Some(v),
+        _ => None,
+    };
+    let get = |c: &str| key(c).or(if c == "ts" { ts_alias } else { None });
     COLUMNS
         .iter()
         .map(|c| match get(c) {
@@ -129,6 +166,29 @@ mod tests {
             p.source.time_base,
             Some(crate::replay::time::TimeBase::UnixSeconds)
         );
+    }
+
+    #[test]
+    fn a_recycle_log_without_event_keys_is_one_recycle_a_line() {
+        let text = r#"{"timestamp": 10.5, "instance": "a", "rss_mb": 564, "limit_mb": 507, "requests": 900}
+{"timestamp": 70, "instance": "b", "rss_mb": 530.2, "limit_mb": 512, "requests": 811}
+{"timestamp": 75, "event": "retry_ok"}
+"#;
+        let p = parse("r.jsonl", text).unwrap();
+        assert_eq!(p.events.len(), 3);
+        assert!(p.events[..2].iter().all(|e| e.is_recycle()));
+        assert_eq!((p.events[0].t_s, p.events[1].requests), (10.5, Some(811)));
+        assert!(!p.events[2].is_recycle());
+        let under = "{\"t\": 1, \"rss_mb\": 400, \"limit_mb\": 500}\n";
+        let e = parse("u.jsonl", under).unwrap_err().to_string();
+        assert!(
+            e.contains("u.jsonl: no `event` key, and `rss_mb` is below"),
+            "{e}"
+        );
+        // Two time keys: which is meant is not guessed.
+        let two = "{\"time\": 1, \"timestamp\": 2, \"event\": \"retry_ok\"}\n";
+        let e = parse("t.jsonl", two).unwrap_err().to_string();
+        assert!(e.contains("t.jsonl:1: column `ts` is empty"), "{e}");
     }
 
     #[test]
