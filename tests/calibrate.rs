@@ -207,7 +207,7 @@ fn calibration_survives_whole_mb_rows_without_slots() {
     let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
     assert_recovers_plain(&c);
     assert!(c.structure.whole_mb);
-    assert_eq!(c.structure.rate_from, "requests over the window");
+    assert_eq!(c.structure.rate_from, "lives chained within the fleet");
 }
 
 /// Whole-MB rows of a fleet whose leak velocities are nearly constant, from

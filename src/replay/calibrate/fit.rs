@@ -114,7 +114,8 @@ pub fn stat_vec(m: &Moments) -> [f64; DIM] {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Look {
     pub whole_mb: bool,
-    pub slot_lives: bool,
+    /// How the recording's rows bound lives (`moments::Lives`).
+    pub lives: moments::Lives,
 }
 
 /// Simulates `sc` on `seed`, reads the events back through the recording's
@@ -125,7 +126,7 @@ pub fn simulate(sc: &Scenario, seed: u64, look: Look) -> Option<Sample> {
     let views = regimes::split(&rec, (0.0, w.end_s.max(sc.duration.as_secs_f64())));
     let v = views.iter().max_by_key(|v| v.recycles.len())?;
     let mut s = moments::sample(v);
-    s.slot_lives = s.slot_lives && look.slot_lives;
+    s.lives = s.lives.coarser(look.lives);
     Some(s)
 }
 

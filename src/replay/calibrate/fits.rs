@@ -105,7 +105,7 @@ pub fn reported(r: &Reported, notes: &mut Vec<String>) -> Vec<Fit> {
         "the boot RSS at which the overshoot in requests, (rss - limit) * requests / (rss - boot), has its quantile q (0.3, 0.5, 0.7 or 0.8, the pilot's choice) at 2q half-ticks' requests (weighed with the slope of ln requests on ln(limit - boot) being 1); matched by simulation",
         "mean of the lognormal fitted to (rss - boot) / requests, matched by simulation",
         "cv of the same lognormal, matched by simulation",
-        "fleet rate from complete slot lives (or requests over the window), matched by simulation",
+        "fleet rate from complete lives (a slot's own, or chained within an instance or the fleet from each row's requests), matched by simulation",
         "fitted jointly with boot (the overshoot statistic is in ticks, the slope statistic is not)",
     ];
     for (j, (k, val)) in point.iter().enumerate() {

@@ -6,8 +6,8 @@
 //!
 //! 1. **Statistics** (`moments.rs`): from the regime's recycle rows
 //!    (`rss_mb`, `limit_mb`, `requests`, and the slot when recorded), the
-//!    limits' uniform, the fleet's rate (from complete slot lives when the
-//!    rows name slots), the boot RSS at which the median overshoot in
+//!    limits' uniform, the fleet's rate (from complete lives: a slot's
+//!    own when the rows name slots, else chained from each row's requests), the boot RSS at which the median overshoot in
 //!    requests is half a tick's requests, and the lognormal of
 //!    `(rss - boot) / requests`.
 //! 2. **Structure**: the rate profile (constant, or diurnal when a cosine

@@ -83,6 +83,8 @@ pub struct Clock {
     pub start_hour: f64,
     pub span_s: f64,
     pub workers: f64,
+    /// Workers to an instance.
+    pub per_instance: f64,
     /// What the regime's holds say of the tick.
     pub tick: Estimate,
     /// The inferred tick, else the base's.
@@ -106,6 +108,7 @@ pub fn clock(
         (base.workload.start_hour + (v.start_s - window_start_s) / 3600.0).rem_euclid(24.0);
     let span_s = (v.end_s - v.start_s).max(1.0);
     let workers = base_sc.fleet.workers() as f64;
+    let per_instance = base_sc.fleet.workers_per_instance as f64;
     let tick = infer::infer(v, None).tick_s;
     let tick_s = match tick.inferred {
         Some(t) => t,
@@ -123,6 +126,7 @@ pub fn clock(
         start_hour,
         span_s,
         workers,
+        per_instance,
         tick,
         tick_s,
         fit_tick,
@@ -180,8 +184,13 @@ pub fn rate_profile(
     clock: &Clock,
     fixed: &mut Fixed,
 ) -> Result<Profile, CalibrateError> {
-    let tr = moments::traffic(&regime.sample, clock.workers, clock.start_hour)
-        .ok_or_else(|| regime.too_few(0))?;
+    let tr = moments::traffic(
+        &regime.sample,
+        clock.workers,
+        clock.per_instance,
+        clock.start_hour,
+    )
+    .ok_or_else(|| regime.too_few(0))?;
     let diurnal =
         tr.amplitude_se.is_finite() && tr.amplitude > 3.0 * tr.amplitude_se && tr.amplitude > 0.1;
     let fnum = toml::Value::Float;
@@ -236,12 +245,7 @@ impl Profile {
             amplitude_se: tr.amplitude_se,
             peak_hour: tr.peak_hour,
             warm_start: self.warm,
-            rate_from: if tr.from_lives {
-                "complete slot lives"
-            } else {
-                "requests over the window"
-            }
-            .into(),
+            rate_from: tr.from.label().into(),
             whole_mb,
             candidates,
         }
@@ -283,6 +287,7 @@ pub fn boot_statistics(
     let mut context = Context {
         tick_s: clock.tick_s,
         workers: clock.workers,
+        per_instance: clock.per_instance,
         shape,
         overshoot_weight: 0.5,
         overshoot_quantile: moments::OVERSHOOT_QUANTILE,

@@ -55,7 +55,7 @@ impl<'a> Shared<'a> {
         Shared {
             look: Look {
                 whole_mb: regime.sample.whole_mb,
-                slot_lives: regime.sample.slot_lives,
+                lives: regime.sample.lives,
             },
             load,
             floor_boot: base.fleet.shared_mb + 1.0,

@@ -50,12 +50,13 @@ pub fn loader(sets: Vec<Override>) -> impl Fn(&[Override]) -> Option<Scenario> +
 
 pub const LOOK: Look = Look {
     whole_mb: false,
-    slot_lives: true,
+    lives: moments::Lives::Slots,
 };
 
 pub const CONTEXT: Context = Context {
     tick_s: 45.0,
     workers: 6.0,
+    per_instance: 3.0,
     shape: moments::Shape::CONSTANT,
     overshoot_weight: 1.0,
     overshoot_quantile: moments::OVERSHOOT_QUANTILE,
