@@ -152,6 +152,25 @@ fn a_recycle_log_without_an_event_column_is_one_recycle_a_row() {
         let json = |r: &Regime| serde_json::to_value(&r.lifetime).unwrap();
         assert_eq!(json(x), json(y));
     }
+    assert!(!warned(&a, "limit_mb moved"));
+    // Without base_limit_mb the two configurations are one regime, and the
+    // analysis says where the limits moved (the cutover is at 12 h).
+    let bare: String = log
+        .lines()
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            format!("{},{},{},{},{},{}\n", c[0], c[1], c[2], c[3], c[4], c[7])
+        })
+        .collect();
+    assert!(bare.starts_with("timestamp,instance,worker,rss_mb,limit_mb,requests\n"));
+    let one = analyse(&[("bare.csv", &bare)], None);
+    assert_eq!(labels(&one), ["base ? / hard ?"]);
+    let moved = one
+        .warnings
+        .iter()
+        .find(|w| w.contains("the recycles' limit_mb moved between"))
+        .expect("the move is warned");
+    assert!(moved.contains("41384 s and 44120 s"), "{moved}");
     // An RSS series with its limit beside it stays a series; rows mostly
     // under their limit and no worker column are refused, saying why.
     let series = "ts,worker,rss_mb,limit_mb\n0,w0,400,600\n30,w0,410,600\n60,w0,601,600\n";

@@ -17,6 +17,7 @@ pub mod lifetime;
 pub mod pressure;
 pub mod rate;
 pub mod regimes;
+pub mod shift;
 pub mod stats;
 
 use super::recording::{Recording, Source};
@@ -266,6 +267,7 @@ fn regime(v: &RegimeView, opts: &Options, warnings: &mut Vec<String>) -> Regime 
         None => inferred.knobs(),
     };
     scenario_warnings(v.key, &inferred, warnings);
+    warnings.extend(shift::warning(v));
     let hard = v.key.hard_limit_mb.or(knobs.hard_limit_mb);
     Regime {
         label: v.key.label(),
