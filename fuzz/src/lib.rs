@@ -106,7 +106,7 @@ fn calibration_raw() -> &'static fleetsim::scenario::RawScenario {
 }
 
 /// The `recording` target's event budget per simulated window.
-pub const CALIBRATION_MAX_EVENTS: u64 = 200_000;
+pub const CALIBRATION_MAX_EVENTS: u64 = 100_000;
 
 fn default_scenario() -> &'static Scenario {
     static SC: OnceLock<Scenario> = OnceLock::new();
