@@ -43,6 +43,7 @@ mod client;
 mod ensemble;
 mod fit;
 mod fits;
+mod lives;
 mod lognormal;
 pub mod moments;
 pub mod observed;

@@ -11,6 +11,8 @@
 use super::super::analyse::regimes::RegimeView;
 use std::collections::BTreeMap;
 
+pub use super::lives::Lives;
+
 /// One usable recycle row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -34,41 +36,6 @@ pub struct Sample {
     pub whole_mb: bool,
     /// How the rows bound workers' lives (the rate is read off lives).
     pub lives: Lives,
-}
-
-/// What the rows say of which recycle began each worker's life, from the
-/// most to the least: the rate is requests over complete lives, however
-/// they are found, and a simulated window is read the recording's way
-/// (`Lives::coarser`), so what a way misses cancels in the fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Lives {
-    /// Rows name a worker slot that recycles again (`w0`, `w1`...): a
-    /// slot's consecutive recycles bound one life.
-    Slots,
-    /// Rows name their instance but not a slot that recycles again (a pid
-    /// per life): each life is chained to the instance's recycle it most
-    /// likely began at (`chained_lives`).
-    ChainedByInstance,
-    /// Rows name no instance: chained within the whole fleet.
-    ChainedInFleet,
-    /// Requests over the window (the tests' fixed rate).
-    Window,
-}
-
-impl Lives {
-    /// The way a window is read when the recording is read `other`'s way.
-    pub fn coarser(self, other: Lives) -> Lives {
-        self.max(other)
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Lives::Slots => "complete slot lives",
-            Lives::ChainedByInstance => "lives chained within each instance",
-            Lives::ChainedInFleet => "lives chained within the fleet",
-            Lives::Window => "requests over the window",
-        }
-    }
 }
 
 /// The rows of `v` with requests > 0, rss and limit.
@@ -165,79 +132,6 @@ impl Shape {
 
 const OMEGA: f64 = std::f64::consts::TAU / 24.0;
 
-/// One life bounded by two recycles of a slot: `(from_s, to_s, requests)`,
-/// times relative to the regime's start.
-fn lives(s: &Sample) -> Vec<(f64, f64, f64)> {
-    let mut by_slot: BTreeMap<&(String, String), Vec<&Row>> = BTreeMap::new();
-    for r in &s.rows {
-        if let Some(k) = &r.slot {
-            by_slot.entry(k).or_default().push(r);
-        }
-    }
-    let mut out = Vec::new();
-    for rows in by_slot.values_mut() {
-        rows.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-        for w in rows.windows(2) {
-            let (a, b) = (w[0].t_s - s.start_s, w[1].t_s - s.start_s);
-            if b > a {
-                out.push((a, b, w[1].requests));
-            }
-        }
-    }
-    out
-}
-
-/// Lives from rows that name no slot that recycles again (a pid per life,
-/// or no ids): within each instance (`per_instance` workers) or the whole
-/// fleet (`workers`), each row in time order is chained to the earlier
-/// recycle its life most likely began at, the one nearest `t - requests /
-/// rate per worker` of a slot free by then, or to the window's start when
-/// the life began before it (a censored life, left out). Each group holds
-/// as many chains as it has workers. Whatever the matching, a group's
-/// lives add up to its chains' last ends less their first, so a wrong
-/// match moves the rate only through which rows begin a chain: on 36
-/// SimPy days of three fleets (pids dropped), the rate from chained lives
-/// equalled the one from the slots' own lives, where requests over the
-/// window erred by -6 to -2% (sd 2.6-5.4%).
-fn chained_lives(s: &Sample, groups: Lives, slots: usize, per_worker: f64) -> Vec<(f64, f64, f64)> {
-    let mut by_group: BTreeMap<Option<&str>, Vec<&Row>> = BTreeMap::new();
-    for r in &s.rows {
-        let key = match groups {
-            Lives::ChainedByInstance => r.instance.as_deref(),
-            _ => None,
-        };
-        by_group.entry(key).or_default().push(r);
-    }
-    let slots = slots.max(1);
-    let mut out = Vec::new();
-    for rows in by_group.values_mut() {
-        rows.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-        // Each chain's last recycle (`None`: none yet in the window).
-        let mut ends: Vec<Option<f64>> = vec![None; slots];
-        for r in rows.iter() {
-            let began = r.t_s - r.requests / per_worker;
-            let distance = |e: &Option<f64>| match *e {
-                None => (began - s.start_s).max(0.0),
-                Some(e) => (began - e).abs(),
-            };
-            let pick = ends
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| e.is_none_or(|e| e < r.t_s))
-                .min_by(|a, b| distance(a.1).total_cmp(&distance(b.1)))
-                .map(|(k, _)| k);
-            let Some(k) = pick else {
-                continue;
-            };
-            if let Some(e) = ends[k] {
-                out.push((e - s.start_s, r.t_s - s.start_s, r.requests));
-            }
-            ends[k] = Some(r.t_s);
-        }
-    }
-    out
-}
-
 /// What the fit of the rate profile found: the mean rate and, from a
 /// cosine regression, the diurnal amplitude with its standard error.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -261,32 +155,8 @@ pub struct Traffic {
 pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> Option<Traffic> {
     let span = (s.end_s - s.start_s).max(1.0);
     let window_rate = s.rows.iter().map(|r| r.requests).sum::<f64>() / span;
-    let over_lives = |ls: &[(f64, f64, f64)]| {
-        let n: f64 = ls.iter().map(|l| l.2).sum();
-        let t: f64 = ls.iter().map(|l| l.1 - l.0).sum();
-        workers * n / t
-    };
-    let ls = match s.lives {
-        Lives::Slots => lives(s),
-        Lives::Window => Vec::new(),
-        chained => {
-            let slots = if chained == Lives::ChainedByInstance {
-                per_instance
-            } else {
-                workers
-            };
-            let mut rate = window_rate;
-            let mut ls = Vec::new();
-            for _ in 0..3 {
-                if !(rate.is_finite() && rate > 0.0) {
-                    break;
-                }
-                ls = chained_lives(s, chained, slots.round() as usize, rate / workers);
-                rate = over_lives(&ls);
-            }
-            ls
-        }
-    };
+    let over_lives = |ls: &[(f64, f64, f64)]| super::lives::rate(ls, workers);
+    let ls = super::lives::complete(s, workers, per_instance, window_rate);
     let from = if ls.len() >= 4 {
         s.lives
     } else {
@@ -734,106 +604,6 @@ mod tests {
         let t = traffic(&s, 6.0, 3.0, 0.0).unwrap();
         assert_eq!(t.from, Lives::Slots);
         assert!((t.rps - 3.0).abs() < 1e-9, "{}", t.rps);
-    }
-
-    /// Two instances of three slots, each slot's lives 900-2700 s long at
-    /// 0.5 requests a second, the first begun before the window: rows as a
-    /// pid-per-life log writes them (a worker id never repeated).
-    fn pid_rows(instances: bool) -> Vec<Row> {
-        let mut rows = Vec::new();
-        for slot in 0..6usize {
-            let mut began = -(300.0 + 400.0 * slot as f64);
-            let mut k = 0usize;
-            loop {
-                let life = 900.0 + ((slot * 7 + k * 11) % 10) as f64 * 200.0;
-                let end = began + life;
-                if end > 36_000.0 {
-                    break;
-                }
-                let instance = instances.then(|| format!("i{}", slot / 3));
-                rows.push(Row {
-                    t_s: end,
-                    slot: instance.clone().map(|i| (i, format!("pid{slot}-{k}"))),
-                    instance,
-                    requests: 0.5 * life,
-                    rss_mb: 500.0,
-                    limit_mb: 490.0,
-                });
-                began = end;
-                k += 1;
-            }
-        }
-        rows.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-        rows
-    }
-
-    #[test]
-    fn lives_chained_from_a_pid_per_life_give_the_slots_rate() {
-        for (instances, lives) in [
-            (true, Lives::ChainedByInstance),
-            (false, Lives::ChainedInFleet),
-        ] {
-            let rows = pid_rows(instances);
-            let s = Sample {
-                rows,
-                start_s: 0.0,
-                end_s: 36_000.0,
-                whole_mb: false,
-                lives: Lives::Window,
-            };
-            // The rows themselves say how they bound lives.
-            let view_lives = if instances {
-                Lives::ChainedByInstance
-            } else {
-                Lives::ChainedInFleet
-            };
-            assert_eq!(lives, view_lives);
-            let window = traffic(&s, 6.0, 3.0, 0.0).unwrap();
-            assert_eq!(window.from, Lives::Window);
-            let s = Sample { lives, ..s };
-            let t = traffic(&s, 6.0, 3.0, 0.0).unwrap();
-            assert_eq!(t.from, lives);
-            // 6 workers at 0.5 a second: 3 rps, which requests over the
-            // window miss (the lives begun before it and those still
-            // alive). Within an instance every match is right here; in the
-            // fleet, six chains, a few are not, and the rate stays close.
-            let tol = if instances { 1e-9 } else { 0.01 };
-            assert!((t.rps - 3.0).abs() < tol, "{lives:?}: {}", t.rps);
-            assert!((window.rps - 3.0).abs() > 0.03, "{}", window.rps);
-        }
-    }
-
-    #[test]
-    fn a_simulated_day_with_a_pid_per_life_gives_its_slots_rate() {
-        use super::super::testkit::{LOOK, loader, plain};
-        let (sets, truth) = plain();
-        let sc = loader(sets)(&super::super::fit::num_overrides(&truth.overrides())).unwrap();
-        for seed in [3, 4] {
-            let s = super::super::fit::simulate(&sc, seed, LOOK).unwrap();
-            assert_eq!(s.lives, Lives::Slots);
-            let slots = traffic(&s, 6.0, 3.0, 0.0).unwrap();
-            // The same rows as a pid-per-life log and as a log with no ids.
-            let mut pids = s.clone();
-            for (k, r) in pids.rows.iter_mut().enumerate() {
-                r.slot = r.instance.clone().map(|i| (i, format!("pid{k}")));
-            }
-            pids.lives = Lives::ChainedByInstance;
-            let mut bare = pids.clone();
-            for r in &mut bare.rows {
-                (r.slot, r.instance) = (None, None);
-            }
-            bare.lives = Lives::ChainedInFleet;
-            let window = Sample {
-                lives: Lives::Window,
-                ..bare.clone()
-            };
-            let rate = |s: &Sample| traffic(s, 6.0, 3.0, 0.0).unwrap().rps;
-            let err = |x: f64| (x / slots.rps - 1.0).abs();
-            assert!(err(rate(&pids)) < 0.002, "{} vs {}", rate(&pids), slots.rps);
-            assert!(err(rate(&bare)) < 0.005, "{} vs {}", rate(&bare), slots.rps);
-            // Requests over the window, the estimate chaining replaced.
-            assert!(err(rate(&window)) > 0.005, "{}", rate(&window));
-        }
     }
 
     #[test]
