@@ -66,13 +66,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
 /// limit beside it), which the caller reads as a series instead.
 pub fn parse_recycles(name: &str, text: &str) -> Result<Option<Part>, ImportError> {
     let part = parse_as(name, text, Some("worker_recycled"))?;
-    let both: Vec<(f64, f64)> = part
-        .events
-        .iter()
-        .filter_map(|e| Some((e.rss_mb?, e.limit_mb?)))
-        .collect();
-    let over = both.iter().filter(|(rss, limit)| rss >= limit).count();
-    Ok((2 * over >= both.len()).then_some(part))
+    Ok(fields::mostly_recycles(&part.events).then_some(part))
 }
 
 /// Reads the rows; `implied` is the event of every row when the header

@@ -110,6 +110,21 @@ pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, Stri
     Ok(e)
 }
 
+/// Whether a recycle log's rows are recycles: `rss_mb` at or over
+/// `limit_mb` on at least half the recycles that give both (a recycle's
+/// RSS is at or over its limit; a sampled series' mostly is not). The CSV
+/// and JSON Lines readers both ask it of a file with no `event` column.
+pub fn mostly_recycles(events: &[Event]) -> bool {
+    let (mut both, mut over) = (0usize, 0usize);
+    for e in events.iter().filter(|e| e.is_recycle()) {
+        if let (Some(rss), Some(limit)) = (e.rss_mb, e.limit_mb) {
+            both += 1;
+            over += usize::from(rss >= limit);
+        }
+    }
+    2 * over >= both
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,19 +52,13 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             fields::event(&row, &mut ts, origin).map_err(|r| ImportError::row(name, line_no, r))?;
         events.push(event);
     }
-    if recycle_log == Some(true) {
-        let over = events
-            .iter()
-            .filter(|e| matches!((e.rss_mb, e.limit_mb), (Some(r), Some(l)) if r >= l))
-            .count();
-        if 2 * over < events.len() {
-            return Err(ImportError::file(
-                name,
-                "no `event` key, and `rss_mb` is below `limit_mb` on most lines, so the lines \
-                 are not recycles (a recycle's RSS is at or over its limit): add an `event` key \
-                 (`worker_recycled` for a recycle)",
-            ));
-        }
+    if recycle_log == Some(true) && !fields::mostly_recycles(&events) {
+        return Err(ImportError::file(
+            name,
+            "no `event` key, and `rss_mb` is below `limit_mb` on most lines, so the lines are \
+             not recycles (a recycle's RSS is at or over its limit): add an `event` key \
+             (`worker_recycled` for a recycle)",
+        ));
     }
     let mut source = Source::new(name, Format::Jsonl);
     source.time_base = ts.base();
