@@ -48,15 +48,63 @@ pub(super) fn rate(lives: &[(f64, f64, f64)], workers: f64) -> f64 {
     workers * n / t
 }
 
+/// The pace a chained life is assumed to have served its requests at:
+/// the fleet's rate per worker, shaped by the diurnal cosine the hourly
+/// recycle counts show (`amplitude` 0 where they show none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Pace {
+    /// Requests a second per worker, averaged over the profile.
+    pub per_worker: f64,
+    pub amplitude: f64,
+    pub peak_hour: f64,
+    /// The hour of day at the regime's start (`Sample::start_s`).
+    pub start_hour: f64,
+}
+
+impl Pace {
+    /// A worker's requests in `[0, t]` (seconds from the regime's start).
+    fn served_by(&self, t: f64) -> f64 {
+        let w = std::f64::consts::TAU / 24.0;
+        let phase = |t: f64| w * (self.start_hour + t / 3600.0 - self.peak_hour);
+        let wave = self.amplitude * (3600.0 / w) * (phase(t).sin() - phase(0.0).sin());
+        self.per_worker * (t + wave)
+    }
+
+    /// When a life that ended at `t` (from the regime's start) after
+    /// `requests` began, at this pace.
+    pub(super) fn began(&self, t: f64, requests: f64) -> f64 {
+        if self.amplitude == 0.0 {
+            return t - requests / self.per_worker;
+        }
+        // `served_by` rises at least at (1 - amplitude) x the mean pace.
+        let target = self.served_by(t) - requests;
+        let (mut lo, mut hi) = (
+            t - requests / (self.per_worker * (1.0 - self.amplitude)) - 1.0,
+            t,
+        );
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if self.served_by(mid) < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    }
+}
+
 /// The complete lives `s`'s rows bound, the way `s.lives` says
-/// (`workers` in the fleet, `per_instance` to an instance); chains start
-/// from `window_rate`, the requests over the window, and the rate per
-/// worker they assume is refined twice from their own lives.
+/// (`workers` in the fleet, `per_instance` to an instance); chained
+/// lives are found at `pace` (one pass: the chaining barely depends on
+/// the pace's level, while refining the level from the chained lives
+/// themselves ran away, to several times the rate, on windows whose
+/// pace the chaining had wrong).
 pub(super) fn complete(
     s: &Sample,
     workers: f64,
     per_instance: f64,
-    window_rate: f64,
+    pace: Pace,
 ) -> Vec<(f64, f64, f64)> {
     match s.lives {
         Lives::Slots => slot_lives(s),
@@ -67,16 +115,10 @@ pub(super) fn complete(
             } else {
                 workers
             };
-            let mut r = window_rate;
-            let mut ls = Vec::new();
-            for _ in 0..3 {
-                if !(r.is_finite() && r > 0.0) {
-                    break;
-                }
-                ls = chained_lives(s, chained, slots.round() as usize, r / workers);
-                r = rate(&ls, workers);
+            if !(pace.per_worker.is_finite() && pace.per_worker > 0.0) {
+                return Vec::new();
             }
-            ls
+            chained_lives(s, chained, slots.round() as usize, pace)
         }
     }
 }
@@ -106,20 +148,26 @@ pub(super) fn slot_lives(s: &Sample) -> Vec<(f64, f64, f64)> {
 /// Lives from rows that name no slot that recycles again (a pid per life,
 /// or no ids): within each instance (`per_instance` workers) or the whole
 /// fleet (`workers`), each row in time order is chained to the earlier
-/// recycle its life most likely began at, the one nearest `t - requests /
-/// rate per worker` of a slot free by then, or to the window's start when
-/// the life began before it (a censored life, left out). Each group holds
-/// as many chains as it has workers. Whatever the matching, a group's
-/// lives add up to its chains' last ends less their first, so a wrong
-/// match moves the rate only through which rows begin a chain: on 36
-/// SimPy days of three fleets (pids dropped), the rate from chained lives
-/// equalled the one from the slots' own lives, where requests over the
-/// window erred by -6 to -2% (sd 2.6-5.4%).
+/// recycle its life most likely began at, the one nearest the time its
+/// requests began at `pace` (`Pace::began`) of a slot free by then, or to
+/// the window's start when the life began before it (a censored life,
+/// left out). Each group holds as many chains as it has workers. A
+/// group's lives add up to its chains' last ends less their first, so a
+/// match that is wrong here and there moves the rate only through which
+/// rows begin a chain: on 36 SimPy days of three fleets (pids dropped),
+/// the rate from chained lives equalled the one from the slots' own
+/// lives, where requests over the window erred by -6 to -2% (sd
+/// 2.6-5.4%). A pace too fast all along is not so harmless: every row
+/// then looks young and joins the latest recycle, one chain takes most
+/// rows and the rate comes out up to `workers` times too high (a diurnal
+/// day read at a constant pace: 2.7x, and more when refined from its own
+/// lives). Hence the diurnal shape in `pace`, and `moments::traffic`'s
+/// check of the result against the window's requests.
 pub(super) fn chained_lives(
     s: &Sample,
     groups: Lives,
     slots: usize,
-    per_worker: f64,
+    pace: Pace,
 ) -> Vec<(f64, f64, f64)> {
     let mut by_group: BTreeMap<Option<&str>, Vec<&Row>> = BTreeMap::new();
     for r in &s.rows {
@@ -136,7 +184,7 @@ pub(super) fn chained_lives(
         // Each chain's last recycle (`None`: none yet in the window).
         let mut ends: Vec<Option<f64>> = vec![None; slots];
         for r in rows.iter() {
-            let began = r.t_s - r.requests / per_worker;
+            let began = s.start_s + pace.began(r.t_s - s.start_s, r.requests);
             let distance = |e: &Option<f64>| match *e {
                 None => (began - s.start_s).max(0.0),
                 Some(e) => (began - e).abs(),
@@ -261,6 +309,68 @@ mod tests {
             assert!(err(rate(&bare)) < 0.005, "{} vs {}", rate(&bare), slots.rps);
             // Requests over the window, the estimate chaining replaced.
             assert!(err(rate(&window)) > 0.005, "{}", rate(&window));
+        }
+    }
+
+    /// A diurnal day (peak to trough 3) written without ids: at the
+    /// window's constant pace the chaining ran away (each row joined the
+    /// latest recycle; 2.7x the rate on a SimPy day, more when refined from
+    /// its own lives). Paced by the hourly recycle counts' cosine it gives
+    /// the slots' rate.
+    #[test]
+    fn a_diurnal_day_without_ids_is_chained_at_its_own_pace() {
+        use super::super::testkit::{LOOK, loader, plain};
+        use crate::scenario::parse_override;
+        let (mut sets, truth) = plain();
+        for o in [
+            "workload.profile=\"diurnal\"",
+            "workload.peak_to_trough=3.0",
+            "workload.peak_hour=20.0",
+            "workload.start_hour=0.0",
+        ] {
+            sets.push(parse_override(o).unwrap());
+        }
+        let sc = loader(sets)(&super::super::fit::num_overrides(&truth.overrides())).unwrap();
+        for seed in [3, 4, 5] {
+            let s = super::super::fit::simulate(&sc, seed, LOOK).unwrap();
+            let slots = traffic(&s, 6.0, 3.0, 0.0).unwrap();
+            assert_eq!(slots.from, Lives::Slots);
+            let mut bare = s.clone();
+            for r in &mut bare.rows {
+                (r.slot, r.instance) = (None, None);
+            }
+            bare.lives = Lives::ChainedInFleet;
+            let t = traffic(&bare, 6.0, 3.0, 0.0).unwrap();
+            let err = t.rps / slots.rps - 1.0;
+            assert!(
+                err.abs() < 0.03,
+                "seed {seed}: {} vs {} ({:?})",
+                t.rps,
+                slots.rps,
+                t.from
+            );
+            // The constant pace, as before: far off.
+            let flat = Pace {
+                per_worker: bare.rows.iter().map(|r| r.requests).sum::<f64>()
+                    / (bare.end_s - bare.start_s)
+                    / 6.0,
+                amplitude: 0.0,
+                peak_hour: 0.0,
+                start_hour: 0.0,
+            };
+            let ls = chained_lives(&bare, Lives::ChainedInFleet, 6, flat);
+            let paced = Pace {
+                amplitude: 0.5,
+                peak_hour: 20.0,
+                ..flat
+            };
+            let good = chained_lives(&bare, Lives::ChainedInFleet, 6, paced);
+            let (r_flat, r_paced) = (rate(&ls, 6.0), rate(&good, 6.0));
+            assert!(
+                (r_paced / slots.rps - 1.0).abs() < (r_flat / slots.rps - 1.0).abs(),
+                "seed {seed}: paced {r_paced}, flat {r_flat}, slots {}",
+                slots.rps
+            );
         }
     }
 }

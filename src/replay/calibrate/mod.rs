@@ -176,7 +176,7 @@ pub fn calibrate_observed(
 ) -> Result<Calibration, CalibrateError> {
     let w = super::analyse::window(rec);
     let views = regimes::split(rec, (w.start_s, w.end_s));
-    let regime = setup::regime(&views)?;
+    let mut regime = setup::regime(&views)?;
     let base_text = BaseText::new(base)?;
     let load_base = |sets: &[Override]| {
         base_text
@@ -199,6 +199,9 @@ pub fn calibrate_observed(
         &mut notes,
     ));
     let profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
+    // A chained rate the window's requests rule out (`moments::traffic`):
+    // the recording and every simulated window are read the window's way.
+    regime.sample.lives = regime.sample.lives.coarser(profile.traffic.from);
     let boot = setup::boot_statistics(&regime, &clock, profile.shape, observed, &mut notes)?;
     let active = boot.active(&clock, &mut notes);
     let key = mix64(recording_hash(&regime.sample) ^ mix64(seed));

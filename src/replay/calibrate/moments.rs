@@ -147,42 +147,55 @@ pub struct Traffic {
 
 /// The fleet's rate from a sample: `workers * sum(requests) / sum(life)`
 /// over complete lives (no censoring at either end), a slot's own or
-/// chained (`chained_lives`, `per_instance` workers to an instance; the
-/// chaining's rate per worker is refined twice from the window's); else
-/// every recycled worker's requests over the span. The cosine regression
-/// `workers * requests = rps * L + c1 * int cos + c2 * int sin` over lives
-/// (or over hourly recycle counts without them) gives the diurnal shape.
+/// chained (`chained_lives`, `per_instance` workers to an instance, at
+/// the window's pace shaped by the hourly recycle counts' cosine where it
+/// is clear of noise); else every recycled worker's requests over the
+/// span. A chained rate further from the window's than the lives cut at
+/// the window's ends can account for is not believed (`CHAIN_BAND`): the
+/// window's rate stands. The cosine regression `workers * requests = rps
+/// * L + c1 * int cos + c2 * int sin` over lives (or over hourly recycle
+/// counts without them) gives the diurnal shape.
 pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> Option<Traffic> {
     let span = (s.end_s - s.start_s).max(1.0);
-    let window_rate = s.rows.iter().map(|r| r.requests).sum::<f64>() / span;
-    let over_lives = |ls: &[(f64, f64, f64)]| super::lives::rate(ls, workers);
-    let ls = super::lives::complete(s, workers, per_instance, window_rate);
-    let from = if ls.len() >= 4 {
+    let n: f64 = s.rows.iter().map(|r| r.requests).sum();
+    let window_rate = n / span;
+    // Hourly recycle counts, scaled to requests: the shape, not the level.
+    let hours = (span / 3600.0).floor().max(1.0) as usize;
+    let mut counts = vec![0.0; hours];
+    for r in &s.rows {
+        let h = (((r.t_s - s.start_s) / 3600.0) as usize).min(hours - 1);
+        counts[h] += 1.0;
+    }
+    let per = n / s.rows.len().max(1) as f64;
+    let hourly: Vec<(f64, f64, f64)> = counts
+        .iter()
+        .enumerate()
+        .map(|(h, c)| (h as f64 * 3600.0, (h + 1) as f64 * 3600.0, c * per))
+        .collect();
+    let shape = cosine(&hourly, start_hour, span);
+    let pace = super::lives::Pace {
+        per_worker: window_rate / workers,
+        amplitude: match shape {
+            Some((a, se, _)) if a > CLEAR_SE * se && a < 0.9 => a,
+            _ => 0.0,
+        },
+        peak_hour: shape.map_or(0.0, |s| s.2),
+        start_hour,
+    };
+    let ls = super::lives::complete(s, workers, per_instance, pace);
+    let over_lives = super::lives::rate(&ls, workers);
+    let from = if ls.len() >= 4 && believable(s, over_lives, window_rate, workers, span) {
         s.lives
     } else {
         Lives::Window
     };
     let (rate, obs): (f64, Vec<(f64, f64, f64)>) = if from != Lives::Window {
         (
-            over_lives(&ls),
+            over_lives,
             ls.iter().map(|l| (l.0, l.1, workers * l.2)).collect(),
         )
     } else {
-        let n: f64 = s.rows.iter().map(|r| r.requests).sum();
-        // Hourly recycle counts, scaled to requests: the shape, not the level.
-        let hours = (span / 3600.0).floor().max(1.0) as usize;
-        let mut counts = vec![0.0; hours];
-        for r in &s.rows {
-            let h = (((r.t_s - s.start_s) / 3600.0) as usize).min(hours - 1);
-            counts[h] += 1.0;
-        }
-        let per = n / s.rows.len().max(1) as f64;
-        let obs = counts
-            .iter()
-            .enumerate()
-            .map(|(h, c)| (h as f64 * 3600.0, (h + 1) as f64 * 3600.0, c * per))
-            .collect();
-        (n / span, obs)
+        (window_rate, hourly)
     };
     if !rate.is_finite() || rate <= 0.0 {
         return None;
@@ -196,6 +209,33 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
         peak_hour,
         from,
     })
+}
+
+/// A cosine whose amplitude is this many standard errors clear of zero
+/// shapes the chaining's pace (noise passes it about once in a hundred
+/// constant windows).
+const CLEAR_SE: f64 = 3.0;
+
+/// How far a rate from complete lives may sit from the window's requests
+/// over its span, in units of the lives the window's two ends cut (one
+/// worker's 90th-percentile life at each end, per worker): what is missed
+/// at the end and counted from before the start moves the window's rate
+/// by at most about one such life a worker.
+const CHAIN_BAND: f64 = 1.0;
+
+/// Whether a rate from slot lives is taken as it is, or a chained one
+/// lies within `CHAIN_BAND` of the window's rate.
+fn believable(s: &Sample, rate: f64, window_rate: f64, workers: f64, span: f64) -> bool {
+    if s.lives == Lives::Slots {
+        return true;
+    }
+    let mut q: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();
+    q.sort_by(f64::total_cmp);
+    let q90 = q
+        .get((q.len() * 9 / 10).min(q.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(0.0);
+    (rate - window_rate).abs() <= CHAIN_BAND * workers * q90 / span
 }
 
 /// Weighted least squares of `y = a L + c1 C + c2 S` (`C`, `S` the
