@@ -152,9 +152,9 @@ pub struct Traffic {
 /// is clear of noise); else every recycled worker's requests over the
 /// span. A chained rate further from the window's than the lives cut at
 /// the window's ends can account for is not believed (`CHAIN_BAND`): the
-/// window's rate stands. The cosine regression `workers * requests = rps
-/// * L + c1 * int cos + c2 * int sin` over lives (or over hourly recycle
-/// counts without them) gives the diurnal shape.
+/// window's rate stands. The cosine regression
+/// `workers * requests = rps * L + c1 * int cos + c2 * int sin` over lives
+/// (or over hourly recycle counts without them) gives the diurnal shape.
 pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> Option<Traffic> {
     let span = (s.end_s - s.start_s).max(1.0);
     let n: f64 = s.rows.iter().map(|r| r.requests).sum();
