@@ -175,10 +175,9 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
     let shape = cosine(&hourly, start_hour, span);
     let pace = super::lives::Pace {
         per_worker: window_rate / workers,
-        amplitude: match shape {
-            Some((a, se, _)) if a > CLEAR_SE * se && a < 0.9 => a,
-            _ => 0.0,
-        },
+        amplitude: shape
+            .and_then(|(a, se, _)| clear_amplitude(a, se))
+            .unwrap_or(0.0),
         peak_hour: shape.map_or(0.0, |s| s.2),
         start_hour,
     };
@@ -211,10 +210,13 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
     })
 }
 
-/// A cosine whose amplitude is this many standard errors clear of zero
-/// shapes the chaining's pace (noise passes it about once in a hundred
-/// constant windows).
-const CLEAR_SE: f64 = 3.0;
+/// The diurnal amplitude a cosine fit shows, where it is clear of noise:
+/// over 3 standard errors (noise passes that about once in a hundred
+/// constant windows) and over 0.1, capped at 0.9. The one test both the
+/// chaining's pace and the calibrated profile (`setup::rate_profile`) use.
+pub fn clear_amplitude(amplitude: f64, se: f64) -> Option<f64> {
+    (se.is_finite() && amplitude > 3.0 * se && amplitude > 0.1).then(|| amplitude.min(0.9))
+}
 
 /// How far a rate from complete lives may sit from the window's requests
 /// over its span, in units of the lives the window's two ends cut (one

@@ -191,11 +191,10 @@ pub fn rate_profile(
         clock.start_hour,
     )
     .ok_or_else(|| regime.too_few(0))?;
-    let diurnal =
-        tr.amplitude_se.is_finite() && tr.amplitude > 3.0 * tr.amplitude_se && tr.amplitude > 0.1;
+    let clear = moments::clear_amplitude(tr.amplitude, tr.amplitude_se);
+    let diurnal = clear.is_some();
     let fnum = toml::Value::Float;
-    let shape = if diurnal {
-        let a = tr.amplitude.min(0.9);
+    let shape = if let Some(a) = clear {
         fixed.push((
             "workload.profile".into(),
             toml::Value::String("diurnal".into()),
