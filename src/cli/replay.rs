@@ -363,7 +363,7 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     };
     let base = load_scenario(&base_args, None)?;
     let budget = replay::calibrate::Budget::DEFAULT;
-    let planned = replay::calibrate::planned_simulations(budget, 4) as u64;
+    let planned = replay::calibrate::planned_simulations(budget, 2) as u64;
     let bar = Progress::new("calibrate", planned, "simulated windows");
     let cal =
         replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, args.fit_tick, &|done| {

@@ -64,6 +64,10 @@ pub struct Fit {
 pub struct Candidate {
     pub memory: String,
     pub deferral: bool,
+    /// The deferral's values where they were read off the recording
+    /// (`None`: off, or the base's).
+    pub busy_rps: Option<f64>,
+    pub defer_max_s: Option<f64>,
     /// Sum of the KS distances (margins, requests per worker, overshoot).
     pub score: f64,
     pub ks_margin: f64,
@@ -86,6 +90,9 @@ pub struct Structure {
     pub rate_from: String,
     pub whole_mb: bool,
     pub candidates: Vec<Candidate>,
+    /// The busy deferrals scanned against the recording's overshoot (empty
+    /// when the base has no busy deferral).
+    pub deferral_scan: Vec<super::deferral::ScanPoint>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -162,8 +169,9 @@ impl Calibration {
         o.push('\n');
         for (i, d) in self.draws.iter().enumerate() {
             o += &i.to_string();
-            for (_, v) in d {
-                o += &format!(",{v}");
+            // As a scenario file would say them (a tick of exp(ln 45) is 45).
+            for (k, v) in d {
+                o += &format!(",{}", round(*v, k));
             }
             o.push('\n');
         }

@@ -21,7 +21,7 @@ pub struct Member<'a> {
     pub number: usize,
     pub theta: Theta,
     pub draws: &'a [Draw],
-    pub same_memory: bool,
+    pub same_structure: bool,
 }
 
 /// What the merge reports and which fits it used.
@@ -32,13 +32,13 @@ pub struct Merged {
     pub used: Vec<usize>,
 }
 
-/// The mean point of the fits under the first one's memory model and their
+/// The mean point of the fits under the first one's structure and their
 /// pooled draws, in fit order.
 pub fn merge(members: &[Member]) -> Merged {
     let used: Vec<usize> = members
         .iter()
         .enumerate()
-        .filter(|(i, m)| *i == 0 || m.same_memory)
+        .filter(|(i, m)| *i == 0 || m.same_structure)
         .map(|(i, _)| i)
         .collect();
     let mut sum = [0.0; DIM];
@@ -84,7 +84,7 @@ pub fn note(members: &[Member], merged: &Merged) -> String {
         String::new()
     } else {
         format!(
-            "; fit {} chose another memory model than the first and is left out",
+            "; fit {} chose another structure (memory model or busy deferral) than the first and is left out",
             left.join(", ")
         )
     };
@@ -136,13 +136,13 @@ mod tests {
                 number: 1,
                 theta: theta(345.0, 0.1),
                 draws: a,
-                same_memory: true,
+                same_structure: true,
             },
             Member {
                 number: 2,
                 theta: theta(second.0, second.1),
                 draws: b,
-                same_memory: same,
+                same_structure: same,
             },
         ]
     }
@@ -170,7 +170,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fit_under_another_memory_model_is_left_out() {
+    fn a_fit_under_another_structure_is_left_out() {
         let (a, b) = ([draw(340.0)], [draw(200.0)]);
         let members = members(&a, &b, (210.0, 0.4), false);
         let m = merge(&members);
@@ -179,6 +179,6 @@ mod tests {
         assert_eq!(m.draws.len(), 1);
         let n = note(&members, &m);
         assert!(n.contains("first fit alone is reported"), "{n}");
-        assert!(n.contains("fit 2 chose another memory model"), "{n}");
+        assert!(n.contains("fit 2 chose another structure"), "{n}");
     }
 }

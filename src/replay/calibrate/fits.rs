@@ -24,6 +24,21 @@ pub struct Reported<'a> {
     pub steps: f64,
     pub observed_boot: Option<ObservedBoot>,
     pub observed_velocity: Option<ObservedVelocity>,
+    /// The boot search's floor (a worker holds at least what it shares
+    /// with the master); its ceiling is the lowest jittered limit less 1 MB.
+    pub floor_boot: f64,
+}
+
+/// Which bound of the boot search `boot` sits on (`Theta::clamp`'s), if any.
+fn boot_bound(theta: &Theta, floor_boot: f64) -> Option<&'static str> {
+    let ceiling = (theta.base_mb - theta.jitter_mb - 1.0).max(floor_boot);
+    if theta.boot_mb <= floor_boot + 0.05 {
+        Some("lower")
+    } else if theta.boot_mb >= ceiling - 0.05 {
+        Some("upper")
+    } else {
+        None
+    }
 }
 
 /// A parameter an RSS series observed: its value and se from the series
@@ -95,8 +110,11 @@ pub fn reported(r: &Reported, notes: &mut Vec<String>) -> Vec<Fit> {
         data,
         warmup,
         steps,
+        floor_boot,
         ..
     } = *r;
+    // A bound of the boot statistic in the recording, else of the search.
+    let boot_at_bound = data.boot_at_bound.or_else(|| boot_bound(&theta, floor_boot));
     let point = theta.overrides();
     let mut fits = Vec::new();
     let hows = [
@@ -158,6 +176,21 @@ pub fn reported(r: &Reported, notes: &mut Vec<String>) -> Vec<Fit> {
                     "boot RSS: the overshoot statistic sits at its {b} bound (the recording's \
                      overshoots do not fit a linear growth from any boot); the value is the bound"
                 ));
+            } else if let Some(b) = boot_at_bound {
+                at_bound = Some(b.to_string());
+                notes.push(format!(
+                    "boot RSS: the fit stopped at the {b} bound of its search ({}); the \
+                     recording's statistics pull it further, so the value is the bound, not an \
+                     estimate",
+                    if b == "lower" {
+                        format!(
+                            "{floor_boot:.1} MB, the base's shared_mb + 1: a worker holds at least \
+                             what it shares with the master"
+                        )
+                    } else {
+                        "the lowest jittered limit less 1 MB".to_string()
+                    }
+                ));
             }
             if warmup > 0.0 {
                 identified = false;
@@ -199,7 +232,7 @@ pub fn reported(r: &Reported, notes: &mut Vec<String>) -> Vec<Fit> {
         lo,
         hi,
         identified: true,
-        at_bound: data.boot_at_bound.map(str::to_string),
+        at_bound: boot_at_bound.map(str::to_string),
         how: "where a worker's linear growth starts: boot RSS plus warm-up (recycle rows cannot \
               separate them)"
             .into(),

@@ -40,6 +40,7 @@
 mod active;
 mod calibration;
 mod client;
+mod deferral;
 mod ensemble;
 mod fit;
 mod fits;
@@ -63,6 +64,7 @@ use super::analyse::regimes;
 use super::recording::Recording;
 use crate::engine::rng::mix64;
 use crate::scenario::{Override, RawScenario};
+use deferral::Deferral;
 use observed::Observed;
 use setup::{BaseText, Structures};
 use stages::Shared;
@@ -128,7 +130,7 @@ impl Memory {
 
 /// Fits `base` to the longest limit regime of `rec`. `progress` is called
 /// with the number of simulated windows done so far, out of
-/// `planned_simulations(budget, 4)`.
+/// `planned_simulations(budget, 2)`.
 pub fn calibrate(
     rec: &Recording,
     base: &RawScenario,
@@ -202,14 +204,49 @@ pub fn calibrate_observed(
     // A chained rate the window's requests rule out (`moments::traffic`):
     // the recording and every simulated window are read the window's way.
     regime.sample.lives = regime.sample.lives.coarser(profile.traffic.from);
-    let boot = setup::boot_statistics(&regime, &clock, profile.shape, observed, &mut notes)?;
-    let active = boot.active(&clock, &mut notes);
     let key = mix64(recording_hash(&regime.sample) ^ mix64(seed));
+    let mut boot_notes = Vec::new();
+    let mut boot = setup::boot_statistics(
+        &regime,
+        &clock,
+        profile.shape,
+        observed,
+        moments::UNHELD_TARGETS,
+        &mut boot_notes,
+    )?;
+    // Busy deferral read off the overshoot's shape, where the base defers;
+    // a deferral's overshoot targets make the boot statistics again.
+    let mut before = 0;
+    let mut deferral = Deferral::Off;
+    let mut deferral_scan = Vec::new();
+    if base.policy.busy_deferral {
+        let structures = Structures::new(base, &base_text, fixed.clone(), &boot);
+        let active = boot.active(&clock, &mut Vec::new());
+        let shared = Shared::new(base, &regime, &load_sc, active, progress, key, budget);
+        let instances = clock.workers / clock.per_instance.max(1.0);
+        let scan = deferral::scan(&regime, &boot, &structures, instances, &shared);
+        before = shared.done.into_inner();
+        notes.push(scan.note());
+        deferral_scan = scan.report();
+        deferral = scan.chosen;
+        if let Some(targets) = scan.targets {
+            boot_notes.clear();
+            boot = setup::boot_statistics(
+                &regime,
+                &clock,
+                profile.shape,
+                observed,
+                targets,
+                &mut boot_notes,
+            )?;
+        }
+    }
+    notes.append(&mut boot_notes);
+    let active = boot.active(&clock, &mut notes);
     let structures = Structures::new(base, &base_text, fixed, &boot);
     // The fits on independent seeds (the first on the recording's own key),
     // each counting its windows after the ones before it.
     let mut runs: Vec<Run> = Vec::new();
-    let mut before = 0;
     for r in 0..budget.fits.max(1) {
         let run_key = if r == 0 {
             key
@@ -225,6 +262,7 @@ pub fn calibrate_observed(
             &regime,
             boot.clone(),
             &structures,
+            deferral,
             &shared,
         );
         before += shared.done.into_inner();
@@ -243,9 +281,11 @@ pub fn calibrate_observed(
             number: run.number,
             theta: run.theta,
             draws: &run.draws,
-            // Busy deferral only moves when a due recycle happens; the
-            // memory model changes what boot means (boot or boot + warm-up).
-            same_memory: run.chosen.memory == first.chosen.memory,
+            // The memory model changes what boot means (boot or boot +
+            // warm-up), and a deferral read off the overshoot trades with
+            // boot: a fit under another structure is not averaged in.
+            same_structure: run.chosen.memory == first.chosen.memory
+                && run.chosen.deferral == first.chosen.deferral,
         })
         .collect();
     let merged = ensemble::merge(&members);
@@ -272,6 +312,7 @@ pub fn calibrate_observed(
         &clock,
         boot,
         growth,
+        base.fleet.shared_mb + 1.0,
         &mut notes,
     );
     fits.extend(first.client.clone());
@@ -285,7 +326,11 @@ pub fn calibrate_observed(
         recycles: v.recycles.len(),
         rows: regime.sample.rows.len(),
         fits,
-        structure: profile.structure(regime.sample.whole_mb, chosen.candidates.clone()),
+        structure: profile.structure(
+            regime.sample.whole_mb,
+            chosen.candidates.clone(),
+            deferral_scan,
+        ),
         fixed: first
             .sets
             .iter()
@@ -327,15 +372,16 @@ fn fit_once(
     regime: &setup::Regime,
     mut boot: setup::Boot,
     structures: &Structures,
+    deferral: Deferral,
     shared: &Shared,
 ) -> Result<Run, CalibrateError> {
     let budget = shared.budget;
     let mut notes = Vec::new();
     // An observed boot needs no pilot: the overshoot statistic measures the tick.
     if boot.observed_boot.is_none() {
-        stages::pilot(regime, &mut boot, structures, shared, &mut notes)?;
+        stages::pilot(regime, &mut boot, structures, deferral, shared, &mut notes)?;
     }
-    let candidates = structures.candidates();
+    let candidates = structures.candidates(deferral);
     let (chosen, mut fitted) = stages::fit_structures(&boot, structures, &candidates, shared)?;
     // The pilot's weights again where the fit landed; when they changed,
     // the chosen structure's fixed-point steps again from its point.
@@ -385,8 +431,10 @@ fn fit_once(
     })
 }
 
-/// Simulated windows `calibrate` runs with `budget` on `candidates` structures.
+/// Simulated windows `calibrate` runs with `budget` on `candidates`
+/// structures, with the busy-deferral scan (`deferral::scan`).
 pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
+    let scan = deferral::scan_windows(budget);
     // Each candidate's Newton steps take a Jacobian first, when there are any.
     let newton = if budget.refine > 0 {
         fit::DIM + budget.refine
@@ -411,4 +459,5 @@ pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
         * budget.seeds
         + 3 * budget.draws)
         * budget.fits.max(1)
+        + scan
 }

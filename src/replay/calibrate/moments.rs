@@ -342,10 +342,24 @@ pub const OVERSHOOT_STUCK_AT: usize = 2;
 /// The quantile used when nothing chose another.
 pub const OVERSHOOT_QUANTILE: f64 = 0.7;
 
-/// The quantile `q` of an unheld recycle's overshoot in half-ticks, `2 q`;
-/// the simulation calibrates away what holds and discrete requests add.
-fn overshoot_target(q: f64) -> f64 {
-    2.0 * q
+/// The quantiles `OVERSHOOT_QUANTILES` of an unheld recycle's overshoot in
+/// half-ticks, `2 q`; the simulation calibrates away what holds and
+/// discrete requests add. A structure that defers busy recycles has its
+/// own (`deferral.rs`).
+pub const UNHELD_TARGETS: [f64; 4] = [0.6, 1.0, 1.4, 1.6];
+
+/// Each row's overshoot in half-ticks of a worker's requests at `rps`
+/// (shaped by the profile), given a boot RSS `b`, sorted.
+pub fn overshoots_at(s: &Sample, cx: &Context, rps: f64, b: f64) -> Vec<f64> {
+    sorted(
+        s.rows
+            .iter()
+            .map(|r| {
+                let tick = rps * cx.shape.factor(r.t_s - s.start_s) / cx.workers * cx.tick_s;
+                overshoot_requests(r, b) / (tick / 2.0).max(1e-9)
+            })
+            .collect(),
+    )
 }
 
 pub fn quantile(sorted: &[f64], p: f64) -> f64 {
@@ -455,6 +469,10 @@ pub struct Context {
     /// The quantile of the overshoot in half-ticks the overshoot statistic
     /// uses (one of `OVERSHOOT_QUANTILES`, chosen with the weight).
     pub overshoot_quantile: f64,
+    /// The overshoot's quantiles in half-ticks at `OVERSHOOT_QUANTILES`
+    /// that the boot statistic solves for: `UNHELD_TARGETS`, or a
+    /// deferring structure's own.
+    pub overshoot_targets: [f64; 4],
     /// A boot an RSS series observed: the velocities and the overshoot in
     /// requests are taken over it (the boot statistics are still computed:
     /// with boot known they measure the tick).
@@ -482,22 +500,12 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
     let limits: Vec<f64> = s.rows.iter().map(|r| r.limit_mb).collect();
     let (base_mb, jitter_mb) = uniform(&limits);
     let tr = traffic(s, cx.workers, cx.per_instance, cx.shape.start_hour)?;
-    // Half a tick's requests at each recycle's time, per worker.
-    let half_tick: Vec<f64> = s
-        .rows
-        .iter()
-        .map(|r| {
-            (tr.rps * cx.shape.factor(r.t_s - s.start_s) / cx.workers * cx.tick_s / 2.0).max(1e-9)
-        })
-        .collect();
-    let q_quantile = |b: f64, p: f64| {
-        let q: Vec<f64> = s
-            .rows
+    let q_quantile = |b: f64, p: f64| quantile(&overshoots_at(s, cx, tr.rps, b), p);
+    let target = |p: f64| {
+        OVERSHOOT_QUANTILES
             .iter()
-            .zip(&half_tick)
-            .map(|(r, h)| overshoot_requests(r, b) / h)
-            .collect();
-        quantile(&sorted(q), p)
+            .position(|&q| q == p)
+            .map_or(2.0 * p, |i| cx.overshoot_targets[i])
     };
     let hi_over = s
         .rows
@@ -505,7 +513,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         .map(|r| r.rss_mb)
         .fold(f64::INFINITY, f64::min)
         - 0.5;
-    let over_at = |p: f64| solve(0.0, hi_over, |b| q_quantile(b, p) - overshoot_target(p));
+    let over_at = |p: f64| solve(0.0, hi_over, |b| q_quantile(b, p) - target(p));
     let (boot_over, over_bound) = over_at(cx.overshoot_quantile);
     let boot_over_at = OVERSHOOT_QUANTILES.map(|p| {
         let (b, bound) = over_at(p);
@@ -534,13 +542,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
     let n = ln_v.len() as f64;
     let mu = ln_v.iter().sum::<f64>() / n;
     let sigma = (ln_v.iter().map(|l| (l - mu).powi(2)).sum::<f64>() / n).sqrt();
-    let overshoot = sorted(
-        s.rows
-            .iter()
-            .zip(&half_tick)
-            .map(|(r, h)| overshoot_requests(r, over_boot) / h)
-            .collect(),
-    );
+    let overshoot = overshoots_at(s, cx, tr.rps, over_boot);
     let hours = ((s.end_s - s.start_s) / 3600.0).max(1e-9);
     Some(Moments {
         base_mb,
@@ -604,6 +606,7 @@ mod tests {
             shape: Shape::CONSTANT,
             overshoot_weight: 1.0,
             overshoot_quantile: OVERSHOOT_QUANTILE,
+            overshoot_targets: UNHELD_TARGETS,
             known_boot_mb: None,
         };
         // Force the rate the test assumes: requests over the span give it.

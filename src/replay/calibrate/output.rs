@@ -89,7 +89,11 @@ pub fn render(cal: &Calibration) -> String {
             "    {} memory {}, deferral {}: score {:.2} ({:.2} + {:.2} + {:.2})\n",
             if c.chosen { "*" } else { " " },
             c.memory,
-            if c.deferral { "base's" } else { "off" },
+            match (c.deferral, c.busy_rps, c.defer_max_s) {
+                (false, ..) => "off".to_string(),
+                (true, Some(r), Some(d)) => format!("busy_rps {r:.3}, defer_max_s {d:.0}"),
+                _ => "base's".to_string(),
+            },
             c.score,
             c.ks_margin,
             c.ks_requests,

@@ -5,6 +5,7 @@
 //! `stages.rs` holds the ones that simulate.
 
 use super::active::Active;
+use super::deferral::Deferral;
 use super::calibration::round;
 use super::fit::{self, Theta};
 use super::moments::{self, Context, Moments, Sample, Shape, Traffic};
@@ -236,7 +237,12 @@ pub fn rate_profile(
 
 impl Profile {
     /// The structure as reported, with the candidates' scores.
-    pub fn structure(&self, whole_mb: bool, candidates: Vec<Candidate>) -> Structure {
+    pub fn structure(
+        &self,
+        whole_mb: bool,
+        candidates: Vec<Candidate>,
+        deferral_scan: Vec<super::deferral::ScanPoint>,
+    ) -> Structure {
         let tr = &self.traffic;
         Structure {
             profile: if self.diurnal { "diurnal" } else { "constant" }.into(),
@@ -247,6 +253,7 @@ impl Profile {
             rate_from: tr.from.label().into(),
             whole_mb,
             candidates,
+            deferral_scan,
         }
     }
 }
@@ -281,6 +288,7 @@ pub fn boot_statistics(
     clock: &Clock,
     shape: Shape,
     observed: Option<&Observed>,
+    targets: [f64; 4],
     notes: &mut Vec<String>,
 ) -> Result<Boot, CalibrateError> {
     let mut context = Context {
@@ -290,6 +298,7 @@ pub fn boot_statistics(
         shape,
         overshoot_weight: 0.5,
         overshoot_quantile: moments::OVERSHOOT_QUANTILE,
+        overshoot_targets: targets,
         known_boot_mb: None,
     };
     let mut data = regime.moments(&context)?;
@@ -352,7 +361,8 @@ impl Boot {
         ));
         if self.tick_free {
             let q = moments::quantile(&self.data.overshoot, self.context.overshoot_quantile);
-            let ratio = q / (2.0 * self.context.overshoot_quantile);
+            let i = self.eligible.first().copied().unwrap_or(moments::OVERSHOOT_STUCK_AT);
+            let ratio = q / self.context.overshoot_targets[i];
             if ratio.is_finite() && ratio > 0.0 {
                 self.tick_start *= ratio.clamp(0.25, 4.0);
             }
@@ -396,13 +406,13 @@ impl Boot {
     }
 }
 
-/// The candidate structures (memory model x busy deferral) and what their
-/// fits share: the fixed overrides and how a start is read off the data.
+/// The candidate structures (memory model x the deferral the scan read)
+/// and what their fits share: the fixed overrides and how a start is read off the data.
 pub struct Structures<'a> {
     base_text: &'a BaseText,
     fixed: Fixed,
     leak: &'a RawLeak,
-    base_deferral: bool,
+    pub base_deferral: bool,
     observed_boot: Option<ObservedBoot>,
     observed_velocity: Option<ObservedVelocity>,
     tick_start: f64,
@@ -426,10 +436,11 @@ impl<'a> Structures<'a> {
         }
     }
 
-    /// The candidates: memory x deferral, the base's variants only where it
-    /// has them, and over an observed boot the plain memory model only (the
-    /// series' growth per request already folds in warm-up and steps).
-    pub fn candidates(&self) -> Vec<(Memory, bool)> {
+    /// The candidates: each memory model under `deferral` (the scan's), the
+    /// base's only where it has warm-up, steps or surges, and over an
+    /// observed boot the plain memory model only (the series' growth per
+    /// request already folds in warm-up and steps).
+    pub fn candidates(&self, deferral: Deferral) -> Vec<(Memory, Deferral)> {
         let leak = self.leak;
         let base_memory = leak.warmup_mb > 0.0
             || leak.step_probability > 0.0
@@ -438,22 +449,22 @@ impl<'a> Structures<'a> {
                 .as_ref()
                 .is_some_and(|s| s.episodes_per_day > 0.0);
         let base_memory = base_memory && self.observed_boot.is_none();
-        let mut candidates = vec![(Memory::Plain, false)];
+        let deferral = if self.base_deferral {
+            deferral
+        } else {
+            Deferral::Off
+        };
+        let mut candidates = vec![(Memory::Plain, deferral)];
         if base_memory {
-            candidates.push((Memory::Base, false));
-        }
-        if self.base_deferral {
-            candidates.push((Memory::Plain, true));
-            if base_memory {
-                candidates.push((Memory::Base, true));
-            }
+            candidates.push((Memory::Base, deferral));
         }
         candidates
     }
 
     /// A structure's overrides: the fixed ones, the plain model's zero
-    /// warm-up, steps and surges, and the deferral.
-    pub fn sets(&self, m: Memory, deferral: bool) -> Vec<Override> {
+    /// warm-up, steps and surges, and the deferral (the read one's
+    /// `busy_rps` and `defer_max_s`).
+    pub fn sets(&self, m: Memory, deferral: Deferral) -> Vec<Override> {
         let mut s = overrides(&self.fixed);
         if m == Memory::Plain {
             s.extend(fit::num_overrides(&[
@@ -469,13 +480,23 @@ impl<'a> Structures<'a> {
         }
         s.push(Override {
             key: "policy.busy_deferral".into(),
-            value: toml::Value::Boolean(deferral && self.base_deferral),
+            value: toml::Value::Boolean(deferral.is_on() && self.base_deferral),
         });
+        if let Deferral::Read {
+            busy_rps,
+            defer_max_s,
+        } = deferral
+        {
+            s.extend(fit::num_overrides(&[
+                ("policy.busy_rps".into(), round(busy_rps, "busy_rps")),
+                ("policy.defer_max_s".into(), round(defer_max_s, "defer_max_s")),
+            ]));
+        }
         s
     }
 
     /// A structure's overrides, or why the base refuses them.
-    pub fn checked_sets(&self, m: Memory, deferral: bool) -> Result<Vec<Override>, String> {
+    pub fn checked_sets(&self, m: Memory, deferral: Deferral) -> Result<Vec<Override>, String> {
         let sets = self.sets(m, deferral);
         match self.base_text.load(&sets) {
             Ok(_) => Ok(sets),

@@ -8,6 +8,7 @@
 //! stages before them, read off the recording and the base alone.
 
 use super::active::{Active, Jacobian};
+use super::deferral::Deferral;
 use super::fit::{self, DIM, Fitted, Look, Problem, Theta};
 use super::moments::{self, Context, Moments};
 use super::screen::{self, Screened};
@@ -91,17 +92,18 @@ impl<'a> Shared<'a> {
 }
 
 /// The pilot: how the two boot statistics spread over windows at the plain
-/// start and 25 MB of boot from it, which decides the overshoot quantile
+/// start (under the scan's deferral) and 25 MB of boot from it, which decides the overshoot quantile
 /// and its weight against the slope statistic (least variance of the sum
 /// per MB of boot); the recording's statistics are recomputed under them.
 pub fn pilot(
     regime: &Regime,
     boot: &mut Boot,
     structures: &Structures,
+    deferral: Deferral,
     shared: &Shared,
     notes: &mut Vec<String>,
 ) -> Result<(), CalibrateError> {
-    let sets = structures.sets(Memory::Plain, false);
+    let sets = structures.sets(Memory::Plain, deferral);
     let at = structures
         .start(Memory::Plain, &boot.data)
         .clamp(shared.floor_boot);
@@ -302,7 +304,7 @@ fn pilot_note(boot: &Boot, w: f64, windows: usize, whole_mb: bool) -> String {
 /// The chosen structure and every candidate's score.
 pub struct Chosen {
     pub memory: Memory,
-    pub deferral: bool,
+    pub deferral: Deferral,
     pub sets: Vec<Override>,
     pub candidates: Vec<Candidate>,
 }
@@ -314,7 +316,7 @@ pub struct Chosen {
 pub fn fit_structures(
     boot: &Boot,
     structures: &Structures,
-    candidates: &[(Memory, bool)],
+    candidates: &[(Memory, Deferral)],
     shared: &Shared,
 ) -> Result<(Chosen, Fitted), CalibrateError> {
     let mut results = Vec::new();
@@ -368,7 +370,7 @@ pub fn fit_structures(
 /// per worker, overshoot).
 struct Scored {
     memory: Memory,
-    deferral: bool,
+    deferral: Deferral,
     sets: Vec<Override>,
     fitted: Fitted,
     ks: [f64; 3],
@@ -385,7 +387,15 @@ fn choose(mut results: Vec<Scored>) -> (Chosen, Fitted) {
         .enumerate()
         .map(|(i, r)| Candidate {
             memory: r.memory.label().into(),
-            deferral: r.deferral,
+            deferral: r.deferral.is_on(),
+            busy_rps: match r.deferral {
+                Deferral::Read { busy_rps, .. } => Some(busy_rps),
+                _ => None,
+            },
+            defer_max_s: match r.deferral {
+                Deferral::Read { defer_max_s, .. } => Some(defer_max_s),
+                _ => None,
+            },
             score: total(&r.ks),
             ks_margin: r.ks[0],
             ks_requests: r.ks[1],
@@ -545,6 +555,7 @@ pub fn reported(
     clock: &Clock,
     boot: &Boot,
     (warmup, steps): (f64, f64),
+    floor_boot: f64,
     notes: &mut Vec<String>,
 ) -> Vec<Fit> {
     let fits = fits::reported(
@@ -560,6 +571,7 @@ pub fn reported(
             steps,
             observed_boot: boot.observed_boot,
             observed_velocity: boot.observed_velocity,
+            floor_boot,
         },
         notes,
     );
@@ -588,7 +600,7 @@ pub fn closing_notes(profile: &Profile, chosen: &Chosen, whole_mb: bool, notes: 
         "structure: memory {}, busy deferral {}, profile {}; chosen by the lowest KS score of {} \
          candidates",
         chosen.memory.label(),
-        if chosen.deferral { "the base's" } else { "off" },
+        chosen.deferral.label(),
         if profile.diurnal {
             "diurnal"
         } else {
