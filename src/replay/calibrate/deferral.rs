@@ -33,7 +33,10 @@ pub enum Deferral {
     /// The base scenario's `busy_rps` and `defer_max_s`.
     Base,
     /// Values the scan read off the recording.
-    Read { busy_rps: f64, defer_max_s: f64 },
+    Read {
+        busy_rps: f64,
+        defer_max_s: f64,
+    },
 }
 
 impl Deferral {
@@ -212,7 +215,10 @@ fn point(d: Deferral, sims: &[Option<Moments>], boots: &[f64], recorded: &[Vec<f
         .iter()
         .zip(boots)
         .filter_map(|(r, &b)| Some((cramer_von_mises(r, &pooled)?, b)))
-        .fold((f64::INFINITY, f64::NAN), |a, x| if x.0 < a.0 { x } else { a });
+        .fold(
+            (f64::INFINITY, f64::NAN),
+            |a, x| if x.0 < a.0 { x } else { a },
+        );
     Point {
         deferral: d,
         distance,
@@ -384,5 +390,79 @@ impl Scan {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cramer_von_mises_on_hand_made_samples() {
+        let a = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(cramer_von_mises(&a, &a), Some(0.0));
+        // Disjoint: F_a climbs to 1 over a's values while F_b is 0, then F_b
+        // climbs: (1/4)^2 + (2/4)^2 + (3/4)^2 + 1 + (3/4)^2 + (2/4)^2 +
+        // (1/4)^2 + 0 over 8 values.
+        let b = [5.0, 6.0, 7.0, 8.0];
+        let want = (2.0 * (1.0 + 4.0 + 9.0) / 16.0 + 1.0) / 8.0;
+        assert!((cramer_von_mises(&a, &b).unwrap() - want).abs() < 1e-12);
+        assert_eq!(cramer_von_mises(&a, &[]), None);
+    }
+
+    fn point(d: Deferral, distance: f64, boot_mb: f64) -> Point {
+        Point {
+            deferral: d,
+            distance,
+            boot_mb,
+            pooled: 900,
+            late: 0.5,
+            targets: [1.0, 2.0, 3.0, 4.0],
+        }
+    }
+
+    fn read(busy_rps: f64, defer_max_s: f64) -> Deferral {
+        Deferral::Read {
+            busy_rps,
+            defer_max_s,
+        }
+    }
+
+    #[test]
+    fn off_is_kept_where_it_fits_within_the_noise() {
+        // 100 rows against 900: T = 90 x distance; off at T 0.27 is within
+        // 0.461 of the best's 0.09.
+        let points = vec![
+            point(Deferral::Off, 0.003, 300.0),
+            point(read(1.0, 90.0), 0.001, 360.0),
+        ];
+        let s = choose(points, 100, &[300.0, 360.0], &[vec![1.0], vec![3.0]]);
+        assert_eq!(s.chosen, Deferral::Off);
+        assert_eq!(s.targets, None);
+    }
+
+    #[test]
+    fn a_deferral_is_the_plausible_one_at_the_median_boot() {
+        // Off far out (T 9); three deferrals fit alike at boots 280, 400
+        // and 450, a fourth does not: the one at 400 is chosen, with its
+        // windows' targets, and the recording's late share read at its boot.
+        let points = vec![
+            point(Deferral::Off, 0.1, 200.0),
+            point(read(1.0, 45.0), 0.001, 280.0),
+            point(read(1.0, 90.0), 0.002, 400.0),
+            point(read(0.9, 135.0), 0.0015, 450.0),
+            point(read(0.8, 270.0), 0.05, 500.0),
+        ];
+        let boots = [200.0, 280.0, 400.0, 450.0, 500.0];
+        let recorded = vec![vec![0.5], vec![1.0], vec![3.0, 5.0], vec![4.0], vec![6.0]];
+        let s = choose(points, 100, &boots, &recorded);
+        assert_eq!(s.chosen, read(1.0, 90.0));
+        assert_eq!(s.targets, Some([1.0, 2.0, 3.0, 4.0]));
+        assert_eq!(s.late, 1.0);
+        assert_eq!(s.plausible.len(), 3);
+        assert!(
+            s.note()
+                .contains("3 deferrals fit within the recording's noise")
+        );
     }
 }

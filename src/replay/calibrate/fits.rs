@@ -114,7 +114,9 @@ pub fn reported(r: &Reported, notes: &mut Vec<String>) -> Vec<Fit> {
         ..
     } = *r;
     // A bound of the boot statistic in the recording, else of the search.
-    let boot_at_bound = data.boot_at_bound.or_else(|| boot_bound(&theta, floor_boot));
+    let boot_at_bound = data
+        .boot_at_bound
+        .or_else(|| boot_bound(&theta, floor_boot));
     let point = theta.overrides();
     let mut fits = Vec::new();
     let hows = [

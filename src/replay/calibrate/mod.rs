@@ -243,7 +243,8 @@ pub fn calibrate_observed(
     }
     notes.append(&mut boot_notes);
     let active = boot.active(&clock, &mut notes);
-    let structures = Structures::new(base, &base_text, fixed, &boot);
+    let mut structures = Structures::new(base, &base_text, fixed, &boot);
+    structures.deferral = deferral;
     // The fits on independent seeds (the first on the recording's own key),
     // each counting its windows after the ones before it.
     let mut runs: Vec<Run> = Vec::new();
@@ -262,7 +263,6 @@ pub fn calibrate_observed(
             &regime,
             boot.clone(),
             &structures,
-            deferral,
             &shared,
         );
         before += shared.done.into_inner();
@@ -311,8 +311,7 @@ pub fn calibrate_observed(
         active,
         &clock,
         boot,
-        growth,
-        base.fleet.shared_mb + 1.0,
+        (growth.0, growth.1, structures.floor_boot),
         &mut notes,
     );
     fits.extend(first.client.clone());
@@ -372,16 +371,15 @@ fn fit_once(
     regime: &setup::Regime,
     mut boot: setup::Boot,
     structures: &Structures,
-    deferral: Deferral,
     shared: &Shared,
 ) -> Result<Run, CalibrateError> {
     let budget = shared.budget;
     let mut notes = Vec::new();
     // An observed boot needs no pilot: the overshoot statistic measures the tick.
     if boot.observed_boot.is_none() {
-        stages::pilot(regime, &mut boot, structures, deferral, shared, &mut notes)?;
+        stages::pilot(regime, &mut boot, structures, shared, &mut notes)?;
     }
-    let candidates = structures.candidates(deferral);
+    let candidates = structures.candidates();
     let (chosen, mut fitted) = stages::fit_structures(&boot, structures, &candidates, shared)?;
     // The pilot's weights again where the fit landed; when they changed,
     // the chosen structure's fixed-point steps again from its point.

@@ -5,8 +5,8 @@
 //! `stages.rs` holds the ones that simulate.
 
 use super::active::Active;
-use super::deferral::Deferral;
 use super::calibration::round;
+use super::deferral::Deferral;
 use super::fit::{self, Theta};
 use super::moments::{self, Context, Moments, Sample, Shape, Traffic};
 use super::observed::{Observed, ObservedBoot, ObservedVelocity};
@@ -361,7 +361,11 @@ impl Boot {
         ));
         if self.tick_free {
             let q = moments::quantile(&self.data.overshoot, self.context.overshoot_quantile);
-            let i = self.eligible.first().copied().unwrap_or(moments::OVERSHOOT_STUCK_AT);
+            let i = self
+                .eligible
+                .first()
+                .copied()
+                .unwrap_or(moments::OVERSHOOT_STUCK_AT);
             let ratio = q / self.context.overshoot_targets[i];
             if ratio.is_finite() && ratio > 0.0 {
                 self.tick_start *= ratio.clamp(0.25, 4.0);
@@ -413,6 +417,11 @@ pub struct Structures<'a> {
     fixed: Fixed,
     leak: &'a RawLeak,
     pub base_deferral: bool,
+    /// The busy deferral every candidate has (the scan's; off until then).
+    pub deferral: Deferral,
+    /// The boot search's floor: a worker holds at least what it shares
+    /// with the master.
+    pub floor_boot: f64,
     observed_boot: Option<ObservedBoot>,
     observed_velocity: Option<ObservedVelocity>,
     tick_start: f64,
@@ -430,17 +439,19 @@ impl<'a> Structures<'a> {
             fixed,
             leak: &base.fleet.leak,
             base_deferral: base.policy.busy_deferral,
+            deferral: Deferral::Off,
+            floor_boot: base.fleet.shared_mb + 1.0,
             observed_boot: boot.observed_boot,
             observed_velocity: boot.observed_velocity,
             tick_start: boot.tick_start,
         }
     }
 
-    /// The candidates: each memory model under `deferral` (the scan's), the
+    /// The candidates: each memory model under `self.deferral`, the
     /// base's only where it has warm-up, steps or surges, and over an
     /// observed boot the plain memory model only (the series' growth per
     /// request already folds in warm-up and steps).
-    pub fn candidates(&self, deferral: Deferral) -> Vec<(Memory, Deferral)> {
+    pub fn candidates(&self) -> Vec<(Memory, Deferral)> {
         let leak = self.leak;
         let base_memory = leak.warmup_mb > 0.0
             || leak.step_probability > 0.0
@@ -450,7 +461,7 @@ impl<'a> Structures<'a> {
                 .is_some_and(|s| s.episodes_per_day > 0.0);
         let base_memory = base_memory && self.observed_boot.is_none();
         let deferral = if self.base_deferral {
-            deferral
+            self.deferral
         } else {
             Deferral::Off
         };
@@ -489,7 +500,10 @@ impl<'a> Structures<'a> {
         {
             s.extend(fit::num_overrides(&[
                 ("policy.busy_rps".into(), round(busy_rps, "busy_rps")),
-                ("policy.defer_max_s".into(), round(defer_max_s, "defer_max_s")),
+                (
+                    "policy.defer_max_s".into(),
+                    round(defer_max_s, "defer_max_s"),
+                ),
             ]));
         }
         s

@@ -99,11 +99,10 @@ pub fn pilot(
     regime: &Regime,
     boot: &mut Boot,
     structures: &Structures,
-    deferral: Deferral,
     shared: &Shared,
     notes: &mut Vec<String>,
 ) -> Result<(), CalibrateError> {
-    let sets = structures.sets(Memory::Plain, deferral);
+    let sets = structures.sets(Memory::Plain, structures.deferral);
     let at = structures
         .start(Memory::Plain, &boot.data)
         .clamp(shared.floor_boot);
@@ -554,8 +553,7 @@ pub fn reported(
     active: Active,
     clock: &Clock,
     boot: &Boot,
-    (warmup, steps): (f64, f64),
-    floor_boot: f64,
+    (warmup, steps, floor_boot): (f64, f64, f64),
     notes: &mut Vec<String>,
 ) -> Vec<Fit> {
     let fits = fits::reported(

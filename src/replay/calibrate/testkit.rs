@@ -60,7 +60,7 @@ pub const CONTEXT: Context = Context {
     shape: moments::Shape::CONSTANT,
     overshoot_weight: 1.0,
     overshoot_quantile: moments::OVERSHOOT_QUANTILE,
-        overshoot_targets: moments::UNHELD_TARGETS,
+    overshoot_targets: moments::UNHELD_TARGETS,
     known_boot_mb: None,
 };
 
