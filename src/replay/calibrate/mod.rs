@@ -12,11 +12,11 @@
 //!    `(rss - boot) / requests`.
 //! 2. **Structure**: the rate profile (constant, or diurnal when a cosine
 //!    regression finds an amplitude over 3 standard errors) and the warm or
-//!    cold start are read off the data; the memory model (plain, or the
-//!    base's warm-up, steps and surges) and busy deferral (off, or the
-//!    base's) are candidates, each fitted and scored (`fit::score`: KS
-//!    distances of margins, requests per worker and overshoot), the lowest
-//!    score chosen.
+//!    cold start are read off the data; busy deferral is read off the
+//!    overshoot's shape (`deferral.rs`, where the base defers); the memory
+//!    model (plain, or the base's warm-up, steps and surges) is a
+//!    candidate, each fitted and scored (`fit::score`: KS distances of
+//!    margins, requests per worker and overshoot), the lowest score chosen.
 //! 3. **Indirect inference** (`fit.rs`): the parameters move until the mean
 //!    of the statistics over simulated windows equals the recording's.
 //! 4. **Draws**: a parametric bootstrap at the fitted point; `se` and the
