@@ -189,7 +189,23 @@ fn calibration_on_the_default_recovers_a_plain_fleet_from_recycle_rows() {
         "{:?}",
         c.notes
     );
-    assert!(c.draws_csv().starts_with("draw,policy.base_limit_mb,"));
+    let csv = c.draws_csv();
+    assert!(csv.starts_with("draw,policy.base_limit_mb,"));
+    // Values as a scenario file would say them: the base's tick is 45,
+    // not exp(ln 45) = 44.99999999999999.
+    let tick = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|h| h == "policy.tick_s")
+        .expect("a tick column");
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(tick) == Some("45")),
+        "{csv}"
+    );
     // Validated over the draws, the fit reproduces its window; the canary
     // and pressure rows are not recorded, never warnings.
     let scenarios: Vec<Scenario> = (0..c.draws.len())

@@ -260,3 +260,31 @@ pub fn reported(r: &Reported, notes: &mut Vec<String>) -> Vec<Fit> {
     });
     fits
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(boot_mb: f64) -> Theta {
+        Theta {
+            base_mb: 550.0,
+            jitter_mb: 40.0,
+            boot_mb,
+            ln_mean: 0.1f64.ln(),
+            ln_cv: 0.5f64.ln(),
+            ln_rps: 1.0f64.ln(),
+            ln_tick: 45.0f64.ln(),
+        }
+    }
+
+    #[test]
+    fn boot_at_either_end_of_its_search_is_a_bound() {
+        // The clamp's floor (shared_mb + 1) and ceiling (the lowest limit
+        // less 1 MB, 509 here): the clean-room model's f2 sat at 136 MB
+        // unmarked.
+        assert_eq!(boot_bound(&at(136.0), 136.0), Some("lower"));
+        assert_eq!(boot_bound(&at(509.0), 136.0), Some("upper"));
+        assert_eq!(boot_bound(&at(360.0), 136.0), None);
+        assert_eq!(boot_bound(&at(136.2), 136.0), None);
+    }
+}
