@@ -171,9 +171,10 @@ fn every_candidate_is_scored_after_its_newton_steps() {
     // chosen one's fixed-point steps again when the second moved its weights;
     // the Jacobian again, on fresh seeds, when the screen ruled out more than
     // half the draws: its point's windows and one set a parameter, then its
-    // draws screened.)
+    // draws screened; before them all, the busy-deferral scan, once.)
     let most = (candidates * none.iterations + 8 + none.iterations + 6 + (1 + 6)) * none.seeds
-        + 3 * none.draws;
+        + 3 * none.draws
+        + fleetsim::replay::calibrate::scan_windows(none);
     assert!(
         c0.seeds_simulated <= most,
         "{} > {most}",

@@ -57,6 +57,7 @@ mod stages;
 mod testkit;
 
 pub use calibration::{Budget, Calibration, Candidate, Fit, SCHEMA, Structure};
+pub use deferral::scan_windows;
 pub use lognormal::fit_lognormal;
 pub use output::{calibrated_toml, render};
 
