@@ -86,7 +86,11 @@ fn a_fleet_that_is_not_the_bases_is_calibrated_as_the_rows_name_it() {
     let rps = c.get("workload.rps").expect("rps fitted").value;
     assert!((rps / 2.0 - 1.0).abs() < 0.05, "rps {rps}");
     let boot = c.get("boot_plus_warmup_mb").expect("boot fitted").value;
-    assert!((boot - 422.0).abs() < 25.0, "boot + warm-up {boot}");
+    assert!(
+        (boot - 422.0).abs() < 25.0,
+        "boot + warm-up {boot}\n{}",
+        fleetsim::replay::calibrate::render(&c)
+    );
 }
 
 /// Names that are not stable say nothing: a worker named by its pid (a new
