@@ -22,6 +22,7 @@
 //! noise of the best (`choose`). A read deferral's simulated overshoot
 //! quantiles become the boot statistic's targets.
 
+use super::calibration::round;
 use super::fit::{self, Problem, Theta};
 use super::moments::{self, Moments, OVERSHOOT_QUANTILES};
 use super::setup::{Boot, Regime, Structures};
@@ -143,9 +144,10 @@ pub fn grid(instance_rps: f64, tick_s: f64) -> Vec<Deferral> {
     let mut out = vec![Deferral::Off, Deferral::Base];
     for r in BUSY_RATIOS {
         for k in DEFER_TICKS {
+            // As the calibrated scenario will say them.
             out.push(Deferral::Read {
-                busy_rps: r * instance_rps,
-                defer_max_s: k * tick_s,
+                busy_rps: round(r * instance_rps, "busy_rps"),
+                defer_max_s: round(k * tick_s, "defer_max_s"),
             });
         }
     }
