@@ -64,5 +64,15 @@ fn calibrate_24h(bencher: divan::Bencher) {
     )
     .unwrap()
     .0;
-    bencher.bench_local(|| calibrate(&rec, &base, 1, Budget::DEFAULT, false, &|_| ()).unwrap());
+    bencher.bench_local(|| {
+        calibrate(
+            &rec,
+            &base,
+            1,
+            Budget::DEFAULT,
+            fleetsim::replay::calibrate::Options::DEFAULT,
+            &|_| (),
+        )
+        .unwrap()
+    });
 }

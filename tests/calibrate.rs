@@ -71,7 +71,14 @@ fn calibrate(
     base: &RawScenario,
     seed: u64,
 ) -> Result<Calibration, fleetsim::replay::calibrate::CalibrateError> {
-    fleetsim::replay::calibrate::calibrate(rec, base, seed, Budget::DEFAULT, false, &|_| ())
+    fleetsim::replay::calibrate::calibrate(
+        rec,
+        base,
+        seed,
+        Budget::DEFAULT,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
 }
 
 fn value(c: &Calibration, key: &str) -> f64 {
@@ -659,8 +666,15 @@ fn the_tick_is_the_bases_unless_asked_to_fit_it() {
         fits: 1,
         ..Budget::DEFAULT
     };
-    let kept = fleetsim::replay::calibrate::calibrate(&rec, &base, 1, one, false, &|_| ())
-        .expect("calibrates");
+    let kept = fleetsim::replay::calibrate::calibrate(
+        &rec,
+        &base,
+        1,
+        one,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .expect("calibrates");
     // One fit is a fit alone: its draws only, and no note of a merge.
     assert_eq!(kept.draws.len() + kept.draws_screened_out, one.draws + 1);
     assert!(
@@ -672,8 +686,18 @@ fn the_tick_is_the_bases_unless_asked_to_fit_it() {
     assert_eq!(tick.value, 30.0);
     assert!(!tick.identified && tick.se.is_none(), "{tick:?}");
     assert!(tick.how.starts_with("not fitted"), "{}", tick.how);
-    let fitted = fleetsim::replay::calibrate::calibrate(&rec, &base, 1, one, true, &|_| ())
-        .expect("calibrates");
+    let fitted = fleetsim::replay::calibrate::calibrate(
+        &rec,
+        &base,
+        1,
+        one,
+        fleetsim::replay::calibrate::Options {
+            fit_tick: true,
+            ..fleetsim::replay::calibrate::Options::DEFAULT
+        },
+        &|_| (),
+    )
+    .expect("calibrates");
     let tick = fitted.get("policy.tick_s").unwrap();
     let (lo, hi) = (tick.lo.unwrap(), tick.hi.unwrap());
     assert!(tick.identified && lo < hi, "{tick:?}");

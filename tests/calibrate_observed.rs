@@ -73,7 +73,7 @@ fn an_observed_boot_and_leak_are_kept_and_the_tick_is_fitted_over_them() {
         &base(),
         1,
         Budget::DEFAULT,
-        false,
+        fleetsim::replay::calibrate::Options::DEFAULT,
         Some(&obs),
         &|_| (),
     )
@@ -110,7 +110,15 @@ fn an_observed_boot_and_leak_are_kept_and_the_tick_is_fitted_over_them() {
         c.notes
     );
     // Without the series the same rows keep the base's 30 s tick.
-    let plain = calibrate(&rec, &base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    let plain = calibrate(
+        &rec,
+        &base(),
+        1,
+        Budget::TINY,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap();
     let t = get(&plain, "policy.tick_s");
     assert!(!t.identified && t.value == 30.0, "{t:?}");
 }
@@ -123,9 +131,25 @@ fn too_short_a_series_changes_nothing() {
         mb_per_request: vec![0.15; 3],
         source: "3 lives".into(),
     };
-    let with =
-        calibrate_observed(&rec, &base(), 1, Budget::TINY, false, Some(&few), &|_| ()).unwrap();
-    let without = calibrate(&rec, &base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    let with = calibrate_observed(
+        &rec,
+        &base(),
+        1,
+        Budget::TINY,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        Some(&few),
+        &|_| (),
+    )
+    .unwrap();
+    let without = calibrate(
+        &rec,
+        &base(),
+        1,
+        Budget::TINY,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap();
     assert_eq!(with.fits, without.fits);
 }
 
@@ -145,7 +169,15 @@ fn every_candidate_is_scored_after_its_newton_steps() {
         refine: 1,
         fits: 1,
     };
-    let c = calibrate(&rec, &base(), 1, b, false, &|_| ()).unwrap();
+    let c = calibrate(
+        &rec,
+        &base(),
+        1,
+        b,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap();
     let candidates = c.structure.candidates.len();
     assert!(candidates >= 2, "{:?}", c.structure.candidates);
     // Per candidate: its fixed-point step and its Jacobian; then the
@@ -166,7 +198,15 @@ fn every_candidate_is_scored_after_its_newton_steps() {
     // Without Newton steps no candidate takes a Jacobian it would throw
     // away: only the chosen one's (the draws map through it).
     let none = Budget { refine: 0, ..b };
-    let c0 = calibrate(&rec, &base(), 1, none, false, &|_| ()).unwrap();
+    let c0 = calibrate(
+        &rec,
+        &base(),
+        1,
+        none,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap();
     // (The pilot runs twice, at the start and at the fitted point, and the
     // chosen one's fixed-point steps again when the second moved its weights;
     // the Jacobian again, on fresh seeds, when the screen ruled out more than

@@ -76,7 +76,15 @@ fn a_fleet_that_is_not_the_bases_is_calibrated_as_the_rows_name_it() {
         "workload.rps=2",
     ];
     let rec = recording(&rows(&truth, |_, _, i, w| (i.into(), w.into())));
-    let c = calibrate(&rec, &default_base(), 1, Budget::DEFAULT, false, &|_| ()).unwrap();
+    let c = calibrate(
+        &rec,
+        &default_base(),
+        1,
+        Budget::DEFAULT,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap();
     assert_eq!(fixed(&c, "fleet.instances"), Some(1.0), "{:?}", c.fixed);
     assert_eq!(fixed(&c, "fleet.workers_per_instance"), Some(6.0));
     assert_eq!(fixed(&c, "fleet.container_mb"), Some(4096.0));
@@ -104,7 +112,15 @@ fn pids_and_renamed_instances_are_not_counted() {
         (format!("{i}-{pod}"), format!("pid{}", 1000 + k))
     };
     let rec = recording(&rows(&sets, rename));
-    let c = calibrate(&rec, &default_base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    let c = calibrate(
+        &rec,
+        &default_base(),
+        1,
+        Budget::TINY,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap();
     assert_eq!(fixed(&c, "fleet.instances"), None, "{:?}", c.fixed);
     assert_eq!(fixed(&c, "fleet.workers_per_instance"), None);
     assert!(note(&c, "fleet shape").is_none(), "{:?}", c.notes);
@@ -115,7 +131,15 @@ fn pids_and_renamed_instances_are_not_counted() {
 
     // The same rows with their own names: read, and set.
     let rec = recording(&rows(&sets, |_, _, i, w| (i.into(), w.into())));
-    let c = calibrate(&rec, &default_base(), 1, Budget::TINY, false, &|_| ()).unwrap();
+    let c = calibrate(
+        &rec,
+        &default_base(),
+        1,
+        Budget::TINY,
+        fleetsim::replay::calibrate::Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap();
     assert_eq!(fixed(&c, "fleet.instances"), Some(3.0), "{:?}", c.notes);
     assert_eq!(fixed(&c, "fleet.workers_per_instance"), Some(2.0));
     assert!(note(&c, "fleet.instances: not read").is_none());

@@ -65,6 +65,12 @@ pub struct ReplayArgs {
     /// both widens boot's interval).
     #[arg(long)]
     pub fit_tick: bool,
+    /// With --calibrate and --scenario: read busy deferral (`busy_rps`,
+    /// `defer_max_s`) off the recording's overshoot instead of keeping the
+    /// scenario's. Without --scenario it always is (the embedded default's
+    /// deferral values are not the field reports').
+    #[arg(long)]
+    pub fit_deferral: bool,
     /// Seeds the validation (and each what-if) simulates the calibrated
     /// scenario over.
     #[arg(long, default_value_t = 32)]
@@ -363,13 +369,16 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     };
     let base = load_scenario(&base_args, None)?;
     let budget = replay::calibrate::Budget::DEFAULT;
+    let options = replay::calibrate::Options {
+        fit_tick: args.fit_tick,
+        read_deferral: args.scenario.is_none() || args.fit_deferral,
+    };
     let planned = replay::calibrate::planned_simulations(budget, 2) as u64;
     let bar = Progress::new("calibrate", planned, "simulated windows");
-    let cal =
-        replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, args.fit_tick, &|done| {
-            bar.set_position(done as u64)
-        })
-        .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
+    let cal = replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, options, &|done| {
+        bar.set_position(done as u64)
+    })
+    .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
     bar.finish();
     write_json(out, fleetsim::schema::CALIBRATION, &cal)?;
     let mut file = AtomicFile::create(out.join("draws.csv"))?;

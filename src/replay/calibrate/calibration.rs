@@ -40,6 +40,26 @@ impl Budget {
     };
 }
 
+/// What the calibration may fit besides the fleet's own parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Fit the tick with boot where no holds gave it (`--fit-tick`).
+    pub fit_tick: bool,
+    /// Read busy deferral off the recording (`deferral.rs`). `replay
+    /// --calibrate` does without `--scenario`: the embedded default's
+    /// deferral values are not the field reports'. A given scenario's are
+    /// the user's policy, kept unless `--fit-deferral`; its deferral and
+    /// off are then the candidates, as before the scan.
+    pub read_deferral: bool,
+}
+
+impl Options {
+    pub const DEFAULT: Options = Options {
+        fit_tick: false,
+        read_deferral: true,
+    };
+}
+
 /// One fitted value.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Fit {

@@ -56,7 +56,7 @@ mod stages;
 #[cfg(test)]
 mod testkit;
 
-pub use calibration::{Budget, Calibration, Candidate, Fit, SCHEMA, Structure};
+pub use calibration::{Budget, Calibration, Candidate, Fit, Options, SCHEMA, Structure};
 pub use deferral::scan_windows;
 pub use lognormal::fit_lognormal;
 pub use output::{calibrated_toml, render};
@@ -137,7 +137,7 @@ pub fn calibrate(
     base: &RawScenario,
     seed: u64,
     budget: Budget,
-    fit_tick: bool,
+    options: Options,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Calibration, CalibrateError> {
     let w = super::analyse::window(rec);
@@ -148,7 +148,7 @@ pub fn calibrate(
         base,
         seed,
         budget,
-        fit_tick,
+        options,
         observed.as_ref(),
         progress,
     )
@@ -173,7 +173,7 @@ pub fn calibrate_observed(
     base: &RawScenario,
     seed: u64,
     budget: Budget,
-    fit_tick: bool,
+    options: Options,
     observed: Option<&Observed>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Calibration, CalibrateError> {
@@ -193,7 +193,14 @@ pub fn calibrate_observed(
     let shape = shape::fleet_shape(regime.view, &load_base(&[])?, &mut notes);
     let base_sc = load_base(&setup::overrides(&shape))?;
 
-    let clock = setup::clock(base, &base_sc, regime.view, w.start_s, fit_tick, &mut notes);
+    let clock = setup::clock(
+        base,
+        &base_sc,
+        regime.view,
+        w.start_s,
+        options.fit_tick,
+        &mut notes,
+    );
     let mut fixed = shape;
     fixed.extend(setup::window_and_ceiling(
         base,
@@ -218,9 +225,10 @@ pub fn calibrate_observed(
     // Busy deferral read off the overshoot's shape, where the base defers;
     // a deferral's overshoot targets make the boot statistics again.
     let mut before = 0;
-    let mut deferral = Deferral::Off;
+    // Without the scan, off and the base's deferral are the candidates.
+    let mut deferrals = vec![Deferral::Off, Deferral::Base];
     let mut deferral_scan = Vec::new();
-    if base.policy.busy_deferral {
+    if base.policy.busy_deferral && options.read_deferral {
         let structures = Structures::new(base, &base_text, fixed.clone(), &boot);
         let active = boot.active(&clock, &mut Vec::new());
         let shared = Shared::new(base, &regime, &load_sc, active, progress, key, budget);
@@ -229,7 +237,7 @@ pub fn calibrate_observed(
         before = shared.done.into_inner();
         notes.push(scan.note());
         deferral_scan = scan.report();
-        deferral = scan.chosen;
+        deferrals = vec![scan.chosen];
         if let Some(targets) = scan.targets {
             boot_notes.clear();
             boot = setup::boot_statistics(
@@ -245,7 +253,7 @@ pub fn calibrate_observed(
     notes.append(&mut boot_notes);
     let active = boot.active(&clock, &mut notes);
     let mut structures = Structures::new(base, &base_text, fixed, &boot);
-    structures.deferral = deferral;
+    structures.deferrals = deferrals;
     // The fits on independent seeds (the first on the recording's own key),
     // each counting its windows after the ones before it.
     let mut runs: Vec<Run> = Vec::new();

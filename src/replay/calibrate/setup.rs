@@ -417,8 +417,9 @@ pub struct Structures<'a> {
     fixed: Fixed,
     leak: &'a RawLeak,
     pub base_deferral: bool,
-    /// The busy deferral every candidate has (the scan's; off until then).
-    pub deferral: Deferral,
+    /// The busy deferrals each memory model is a candidate under: the
+    /// scan's, or off and the base's (off alone until set).
+    pub deferrals: Vec<Deferral>,
     /// The boot search's floor: a worker holds at least what it shares
     /// with the master.
     pub floor_boot: f64,
@@ -439,7 +440,7 @@ impl<'a> Structures<'a> {
             fixed,
             leak: &base.fleet.leak,
             base_deferral: base.policy.busy_deferral,
-            deferral: Deferral::Off,
+            deferrals: vec![Deferral::Off],
             floor_boot: base.fleet.shared_mb + 1.0,
             observed_boot: boot.observed_boot,
             observed_velocity: boot.observed_velocity,
@@ -447,7 +448,7 @@ impl<'a> Structures<'a> {
         }
     }
 
-    /// The candidates: each memory model under `self.deferral`, the
+    /// The candidates: each memory model under each of `self.deferrals`, the
     /// base's only where it has warm-up, steps or surges, and over an
     /// observed boot the plain memory model only (the series' growth per
     /// request already folds in warm-up and steps).
@@ -460,14 +461,17 @@ impl<'a> Structures<'a> {
                 .as_ref()
                 .is_some_and(|s| s.episodes_per_day > 0.0);
         let base_memory = base_memory && self.observed_boot.is_none();
-        let deferral = if self.base_deferral {
-            self.deferral
+        let deferrals = if self.base_deferral {
+            &self.deferrals[..]
         } else {
-            Deferral::Off
+            &[Deferral::Off][..]
         };
-        let mut candidates = vec![(Memory::Plain, deferral)];
-        if base_memory {
-            candidates.push((Memory::Base, deferral));
+        let mut candidates = Vec::new();
+        for &d in deferrals {
+            candidates.push((Memory::Plain, d));
+            if base_memory {
+                candidates.push((Memory::Base, d));
+            }
         }
         candidates
     }

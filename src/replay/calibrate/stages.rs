@@ -102,7 +102,7 @@ pub fn pilot(
     shared: &Shared,
     notes: &mut Vec<String>,
 ) -> Result<(), CalibrateError> {
-    let sets = structures.sets(Memory::Plain, structures.deferral);
+    let sets = structures.sets(Memory::Plain, structures.deferrals[0]);
     let at = structures
         .start(Memory::Plain, &boot.data)
         .clamp(shared.floor_boot);
