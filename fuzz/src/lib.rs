@@ -175,7 +175,7 @@ pub fn recording(data: &[u8]) {
         calibration_raw(),
         1,
         replay::calibrate::Budget::TINY,
-        false,
+        replay::calibrate::Options::DEFAULT,
         &|_| (),
     ) {
         Ok(c) => c,
