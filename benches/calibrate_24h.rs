@@ -6,7 +6,7 @@
 //! `cargo bench --bench calibrate_24h`.
 
 use fleetsim::metrics::CsvObserver;
-use fleetsim::replay::calibrate::{Budget, calibrate};
+use fleetsim::replay::calibrate::{Budget, Options, calibrate};
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::{DEFAULT_SCENARIO, load, parse_override};
 
@@ -65,14 +65,6 @@ fn calibrate_24h(bencher: divan::Bencher) {
     .unwrap()
     .0;
     bencher.bench_local(|| {
-        calibrate(
-            &rec,
-            &base,
-            1,
-            Budget::DEFAULT,
-            fleetsim::replay::calibrate::Options::DEFAULT,
-            &|_| (),
-        )
-        .unwrap()
+        calibrate(&rec, &base, 1, Budget::DEFAULT, Options::DEFAULT, &|_| ()).unwrap()
     });
 }

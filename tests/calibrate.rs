@@ -9,7 +9,7 @@ use common::scenario;
 use fleetsim::Scenario;
 use fleetsim::Sim;
 use fleetsim::metrics::CsvObserver;
-use fleetsim::replay::calibrate::{Budget, Calibration, fit_lognormal};
+use fleetsim::replay::calibrate::{Budget, Calibration, Options, fit_lognormal};
 use fleetsim::replay::validate::{Validation, Verdict, kolmogorov_q, ks_two_sample, validate};
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
@@ -76,7 +76,7 @@ fn calibrate(
         base,
         seed,
         Budget::DEFAULT,
-        fleetsim::replay::calibrate::Options::DEFAULT,
+        Options::DEFAULT,
         &|_| (),
     )
 }
@@ -666,15 +666,9 @@ fn the_tick_is_the_bases_unless_asked_to_fit_it() {
         fits: 1,
         ..Budget::DEFAULT
     };
-    let kept = fleetsim::replay::calibrate::calibrate(
-        &rec,
-        &base,
-        1,
-        one,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .expect("calibrates");
+    let kept =
+        fleetsim::replay::calibrate::calibrate(&rec, &base, 1, one, Options::DEFAULT, &|_| ())
+            .expect("calibrates");
     // One fit is a fit alone: its draws only, and no note of a merge.
     assert_eq!(kept.draws.len() + kept.draws_screened_out, one.draws + 1);
     assert!(
@@ -691,9 +685,9 @@ fn the_tick_is_the_bases_unless_asked_to_fit_it() {
         &base,
         1,
         one,
-        fleetsim::replay::calibrate::Options {
+        Options {
             fit_tick: true,
-            ..fleetsim::replay::calibrate::Options::DEFAULT
+            ..Options::DEFAULT
         },
         &|_| (),
     )

@@ -6,7 +6,7 @@ mod common;
 
 use common::{PLAIN_FLEET, events_csv};
 use fleetsim::metrics::EventKind;
-use fleetsim::replay::calibrate::{Budget, calibrate};
+use fleetsim::replay::calibrate::{Budget, Options, calibrate};
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
 
@@ -58,15 +58,7 @@ fn the_stale_window_is_fitted_to_the_recorded_resets_per_recycle() {
     let rec = recording("3.0", 31, true);
     let resets = rec.count(EventKind::RetryOk);
     assert!(resets > 20, "the truth must reset: {resets}");
-    let c = calibrate(
-        &rec,
-        &base(),
-        1,
-        BUDGET,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .expect("calibrates");
+    let c = calibrate(&rec, &base(), 1, BUDGET, Options::DEFAULT, &|_| ()).expect("calibrates");
     let f = c.get("client.stale_window_s").expect("fitted");
     assert!(f.identified, "{f:?}");
     assert!((f.value - 3.0).abs() < 1.0, "{f:?}");
@@ -82,15 +74,8 @@ fn the_stale_window_is_fitted_to_the_recorded_resets_per_recycle() {
 fn without_canary_events_the_window_stays_the_bases() {
     let rec = recording("3.0", 32, false);
     assert_eq!(rec.count(EventKind::RetryOk), 0);
-    let c = calibrate(
-        &rec,
-        &base(),
-        1,
-        Budget::TINY,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .expect("calibrates");
+    let c =
+        calibrate(&rec, &base(), 1, Budget::TINY, Options::DEFAULT, &|_| ()).expect("calibrates");
     assert!(c.get("client.stale_window_s").is_none());
     assert!(!c.fixed.iter().any(|(k, _)| k == "client.stale_window_s"));
 }
@@ -101,15 +86,7 @@ fn a_window_the_recording_does_not_contradict_stays_the_bases() {
     // base predicts, so nothing is fitted and a note says why.
     let rec = recording("15.0", 33, true);
     assert!(rec.count(EventKind::RetryOk) > 20);
-    let c = calibrate(
-        &rec,
-        &base(),
-        1,
-        BUDGET,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .expect("calibrates");
+    let c = calibrate(&rec, &base(), 1, BUDGET, Options::DEFAULT, &|_| ()).expect("calibrates");
     assert!(c.get("client.stale_window_s").is_none(), "{:?}", c.notes);
     assert!(
         c.notes

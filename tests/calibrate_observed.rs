@@ -6,7 +6,7 @@ mod common;
 
 use common::{PLAIN_FLEET, events_csv};
 use fleetsim::replay::calibrate::observed::Observed;
-use fleetsim::replay::calibrate::{Budget, Calibration, calibrate, calibrate_observed};
+use fleetsim::replay::calibrate::{Budget, Calibration, Options, calibrate, calibrate_observed};
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
 use rand::SeedableRng;
@@ -73,7 +73,7 @@ fn an_observed_boot_and_leak_are_kept_and_the_tick_is_fitted_over_them() {
         &base(),
         1,
         Budget::DEFAULT,
-        fleetsim::replay::calibrate::Options::DEFAULT,
+        Options::DEFAULT,
         Some(&obs),
         &|_| (),
     )
@@ -110,15 +110,7 @@ fn an_observed_boot_and_leak_are_kept_and_the_tick_is_fitted_over_them() {
         c.notes
     );
     // Without the series the same rows keep the base's 30 s tick.
-    let plain = calibrate(
-        &rec,
-        &base(),
-        1,
-        Budget::TINY,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .unwrap();
+    let plain = calibrate(&rec, &base(), 1, Budget::TINY, Options::DEFAULT, &|_| ()).unwrap();
     let t = get(&plain, "policy.tick_s");
     assert!(!t.identified && t.value == 30.0, "{t:?}");
 }
@@ -136,20 +128,12 @@ fn too_short_a_series_changes_nothing() {
         &base(),
         1,
         Budget::TINY,
-        fleetsim::replay::calibrate::Options::DEFAULT,
+        Options::DEFAULT,
         Some(&few),
         &|_| (),
     )
     .unwrap();
-    let without = calibrate(
-        &rec,
-        &base(),
-        1,
-        Budget::TINY,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .unwrap();
+    let without = calibrate(&rec, &base(), 1, Budget::TINY, Options::DEFAULT, &|_| ()).unwrap();
     assert_eq!(with.fits, without.fits);
 }
 
@@ -169,15 +153,7 @@ fn every_candidate_is_scored_after_its_newton_steps() {
         refine: 1,
         fits: 1,
     };
-    let c = calibrate(
-        &rec,
-        &base(),
-        1,
-        b,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .unwrap();
+    let c = calibrate(&rec, &base(), 1, b, Options::DEFAULT, &|_| ()).unwrap();
     let candidates = c.structure.candidates.len();
     assert!(candidates >= 2, "{:?}", c.structure.candidates);
     // Per candidate: its fixed-point step and its Jacobian; then the
@@ -198,15 +174,7 @@ fn every_candidate_is_scored_after_its_newton_steps() {
     // Without Newton steps no candidate takes a Jacobian it would throw
     // away: only the chosen one's (the draws map through it).
     let none = Budget { refine: 0, ..b };
-    let c0 = calibrate(
-        &rec,
-        &base(),
-        1,
-        none,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .unwrap();
+    let c0 = calibrate(&rec, &base(), 1, none, Options::DEFAULT, &|_| ()).unwrap();
     // (The pilot runs twice, at the start and at the fitted point, and the
     // chosen one's fixed-point steps again when the second moved its weights;
     // the Jacobian again, on fresh seeds, when the screen ruled out more than

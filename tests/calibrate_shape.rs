@@ -6,7 +6,7 @@
 mod common;
 
 use common::scenario;
-use fleetsim::replay::calibrate::{Budget, Calibration, calibrate};
+use fleetsim::replay::calibrate::{Budget, Calibration, Options, calibrate};
 use fleetsim::replay::validate::simulated_recording;
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
@@ -48,6 +48,19 @@ fn default_base() -> RawScenario {
     .0
 }
 
+/// `rec` calibrated on the default with the smallest budget.
+fn tiny(rec: &fleetsim::replay::Recording) -> Calibration {
+    calibrate(
+        rec,
+        &default_base(),
+        1,
+        Budget::TINY,
+        Options::DEFAULT,
+        &|_| (),
+    )
+    .unwrap()
+}
+
 fn fixed(c: &Calibration, key: &str) -> Option<f64> {
     c.fixed
         .iter()
@@ -81,7 +94,7 @@ fn a_fleet_that_is_not_the_bases_is_calibrated_as_the_rows_name_it() {
         &default_base(),
         1,
         Budget::DEFAULT,
-        fleetsim::replay::calibrate::Options::DEFAULT,
+        Options::DEFAULT,
         &|_| (),
     )
     .unwrap();
@@ -112,15 +125,7 @@ fn pids_and_renamed_instances_are_not_counted() {
         (format!("{i}-{pod}"), format!("pid{}", 1000 + k))
     };
     let rec = recording(&rows(&sets, rename));
-    let c = calibrate(
-        &rec,
-        &default_base(),
-        1,
-        Budget::TINY,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .unwrap();
+    let c = tiny(&rec);
     assert_eq!(fixed(&c, "fleet.instances"), None, "{:?}", c.fixed);
     assert_eq!(fixed(&c, "fleet.workers_per_instance"), None);
     assert!(note(&c, "fleet shape").is_none(), "{:?}", c.notes);
@@ -131,15 +136,7 @@ fn pids_and_renamed_instances_are_not_counted() {
 
     // The same rows with their own names: read, and set.
     let rec = recording(&rows(&sets, |_, _, i, w| (i.into(), w.into())));
-    let c = calibrate(
-        &rec,
-        &default_base(),
-        1,
-        Budget::TINY,
-        fleetsim::replay::calibrate::Options::DEFAULT,
-        &|_| (),
-    )
-    .unwrap();
+    let c = tiny(&rec);
     assert_eq!(fixed(&c, "fleet.instances"), Some(3.0), "{:?}", c.notes);
     assert_eq!(fixed(&c, "fleet.workers_per_instance"), Some(2.0));
     assert!(note(&c, "fleet.instances: not read").is_none());
