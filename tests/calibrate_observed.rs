@@ -165,7 +165,7 @@ fn every_candidate_is_scored_after_its_newton_steps() {
         "{} windows, at least {least} with a Jacobian per candidate",
         c.seeds_simulated
     );
-    let planned = fleetsim::replay::calibrate::planned_simulations(b, candidates);
+    let planned = fleetsim::replay::calibrate::planned_simulations(b, candidates, Options::DEFAULT);
     assert!(
         c.seeds_simulated <= planned,
         "{} > {planned}",

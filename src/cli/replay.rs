@@ -373,7 +373,9 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         fit_tick: args.fit_tick,
         read_deferral: args.scenario.is_none() || args.fit_deferral,
     };
-    let planned = replay::calibrate::planned_simulations(budget, 2) as u64;
+    // Each memory model under the read deferral, or under off and the base's.
+    let candidates = if options.read_deferral { 2 } else { 4 };
+    let planned = replay::calibrate::planned_simulations(budget, candidates, options) as u64;
     let bar = Progress::new("calibrate", planned, "simulated windows");
     let cal = replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, options, &|done| {
         bar.set_position(done as u64)

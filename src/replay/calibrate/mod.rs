@@ -131,7 +131,8 @@ impl Memory {
 
 /// Fits `base` to the longest limit regime of `rec`. `progress` is called
 /// with the number of simulated windows done so far, out of
-/// `planned_simulations(budget, 2)`.
+/// `planned_simulations(budget, candidates, options)`: 2 candidates when
+/// the deferral is read, else 4 (each memory model, off and the base's).
 pub fn calibrate(
     rec: &Recording,
     base: &RawScenario,
@@ -439,9 +440,15 @@ fn fit_once(
 }
 
 /// Simulated windows `calibrate` runs with `budget` on `candidates`
-/// structures, with the busy-deferral scan (`deferral::scan`).
-pub fn planned_simulations(budget: Budget, candidates: usize) -> usize {
-    let scan = deferral::scan_windows(budget);
+/// structures, with the busy-deferral scan (`deferral::scan`) where
+/// `options` reads deferral (at most: the scan runs only where the base
+/// defers).
+pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) -> usize {
+    let scan = if options.read_deferral {
+        deferral::scan_windows(budget)
+    } else {
+        0
+    };
     // Each candidate's Newton steps take a Jacobian first, when there are any.
     let newton = if budget.refine > 0 {
         fit::DIM + budget.refine
