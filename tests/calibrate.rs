@@ -177,6 +177,15 @@ fn calibration_on_the_default_recovers_a_plain_fleet_from_recycle_rows() {
     let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
     assert_recovers_plain(&c);
     assert_eq!(c.structure.rate_from, "complete slot lives");
+    // The default hands an idle instance's requests to its workers in
+    // turn, and the slot lives say so.
+    let accept = c
+        .structure
+        .accept
+        .as_ref()
+        .expect("read off the slot lives");
+    assert_eq!(accept.chosen, "longest_idle", "{accept:?}");
+    assert!(!c.fixed.iter().any(|(k, _)| k == "fleet.accept"));
     // The draws: the fitted point first, then the bootstrap's of every
     // fit, pooled, less the few whose own window the recording rules out
     // (a 96 h window of a well-identified fleet: a handful at most).
@@ -283,6 +292,69 @@ fn busy_deferral_is_read_off_the_overshoot_and_boot_follows() {
         Some(toml::Value::Boolean(true))
     );
     assert!(fixed("policy.defer_max_s").is_some());
+}
+
+/// A slow fleet whose workers race for each request (`fleet.accept =
+/// "random"`, asyncio's epoll under UvicornWorker): 1 rps over 2 x 3
+/// workers, about 7 requests a worker a tick. Fitted as if served in turn,
+/// its recycles' overshoot reads as a runway a tenth too short (boot 54 MB
+/// low on h2 of docs/calibration.md).
+const RACING: &[&str] = &[
+    "run.duration_h=24",
+    "fleet.accept=random",
+    "fleet.boot_rss_mb=345",
+    "fleet.leak.mean_mb_per_request=0.27",
+    "fleet.leak.cv=0.6",
+    "fleet.leak.warmup_mb=0",
+    "fleet.leak.step_probability=0",
+    "policy.base_limit_mb=570",
+    "policy.jitter_mb=40",
+    "policy.hard_limit_mb=720",
+    "workload.rps=1.0",
+    "workload.profile=constant",
+    "policy.busy_deferral=false",
+];
+
+#[test]
+fn which_idle_worker_takes_a_request_is_read_off_slot_lives() {
+    let rec = recycle_rows(&recording(RACING, 3), true, false);
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    let accept = c
+        .structure
+        .accept
+        .as_ref()
+        .expect("read off the slot lives");
+    assert_eq!(accept.chosen, "random", "{accept:?}\n{}", shown());
+    assert!(accept.lives >= 40, "{accept:?}");
+    // The kinds' windows four times apart or more, the recording with racing.
+    assert!(accept.random > 3.0 * accept.longest_idle, "{accept:?}");
+    assert!(accept.most_recent > 3.0 * accept.random, "{accept:?}");
+    assert!(
+        c.fixed
+            .iter()
+            .any(|(k, v)| k == "fleet.accept" && v.as_str() == Some("random")),
+        "{:?}",
+        c.fixed
+    );
+    // What it does to boot is measured over many recordings, not one
+    // (docs/calibration.md, "Which idle worker takes a request"): a day
+    // of 78 racing recycles spreads boot by about 40 MB.
+    // Without slot ids nothing tells them apart: the base's, said so.
+    let c = calibrate(
+        &recycle_rows(&recording(RACING, 3), false, false),
+        &raw(&[]),
+        1,
+    )
+    .expect("calibrates");
+    assert_eq!(c.structure.accept, None);
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("fleet.accept): not identifiable without slot ids")),
+        "{:?}",
+        c.notes
+    );
 }
 
 #[test]

@@ -184,6 +184,18 @@ const CASES: &[Case] = &[
         names: &["<embedded render-2x3>", "policy.cooldown_s.x"],
     },
     Case {
+        name: "an idle-worker choice the server does not have",
+        file: Some(b"[fleet]\naccept = \"lifo\"\n"),
+        args: &[],
+        names: &[":2:", "accept", "longest_idle"],
+    },
+    Case {
+        name: "racing workers in the aggregate mode",
+        file: Some(b"[engine]\nmode = \"aggregate\"\n[fleet]\naccept = \"random\"\n"),
+        args: &[],
+        names: &["fleet.accept", "exact"],
+    },
+    Case {
         name: "--set on a file",
         file: Some(b"[policy]\ncooldown_s = 60\n"),
         args: &["--set", "fleet.instances=0"],

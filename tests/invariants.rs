@@ -90,6 +90,21 @@ const ROWS: &[Row] = &[
         fired: |s| s.recycles > 0,
     },
     Row {
+        name: "accept random, two requests a worker",
+        sets: &[
+            "fleet.accept=random",
+            "fleet.concurrency=2",
+            "workload.rps=3",
+            "run.duration_h=6",
+        ],
+        fired: |s| s.recycles > 0,
+    },
+    Row {
+        name: "accept most_recent",
+        sets: &["fleet.accept=most_recent", "run.duration_h=6"],
+        fired: |s| s.recycles > 0,
+    },
+    Row {
         name: "lease disabled",
         sets: &["policy.lease.enabled=false", "run.duration_h=12"],
         fired: |s| {

@@ -22,7 +22,7 @@ use crate::engine::time::SimTime;
 use crate::fleet::{Cow, LeakModel, Surge};
 pub use crate::policy::{Pipeline, Replacement, SampleClock, Sampling, Triggers};
 use crate::traffic::{RateProfile, ServiceDist};
-pub use raw::{BalancerKind, ConnectionsKind, EngineMode, SamplingKind};
+pub use raw::{Accept, BalancerKind, ConnectionsKind, EngineMode, SamplingKind};
 use std::fmt;
 
 /// A scenario error: where, which key, and what is wrong.
@@ -116,6 +116,8 @@ pub struct Fleet {
     /// The server's kill paths (`[fleet.kill]`).
     pub kill: Kill,
     pub warm_start: bool,
+    /// Which idle worker takes a request (`[fleet] accept`).
+    pub accept: Accept,
     pub leak: LeakModel,
     /// Mean transient working set of a request, MB (0 = none): raises a
     /// worker's peak RSS, not its RSS (`policy.rss_measure = "peak"`).

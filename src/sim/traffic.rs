@@ -17,7 +17,7 @@ use crate::engine::SimTime;
 use crate::engine::rng::open01;
 use crate::fleet::{Request, WorkerState};
 use crate::metrics::{EventKind, EventRow, Observer};
-use crate::scenario::BalancerKind;
+use crate::scenario::{Accept, BalancerKind};
 use rand::Rng;
 
 /// Why a request failed without a connection error.
@@ -228,6 +228,11 @@ impl<O: Observer> Sim<'_, O> {
     /// A free serving slot of instance `i`, skipping stale idle entries.
     #[inline(always)]
     fn take_idle(&mut self, i: u32) -> Option<(u32, u32)> {
+        match self.sc.fleet.accept {
+            Accept::LongestIdle => {}
+            Accept::Random => return self.take_random_idle(i),
+            Accept::MostRecent => return self.take_recent_idle(i),
+        }
         while let Some((w, generation)) = self.instances[i as usize].idle.pop_front() {
             let worker = &self.workers[w as usize];
             if worker.generation != generation || worker.state != WorkerState::Serving {
@@ -240,6 +245,45 @@ impl<O: Observer> Sim<'_, O> {
             }
         }
         None
+    }
+
+    /// `fleet.accept = "most_recent"`: the free serving slot that went idle
+    /// last (the idle list's back), skipping stale entries.
+    #[inline(never)]
+    fn take_recent_idle(&mut self, i: u32) -> Option<(u32, u32)> {
+        while let Some((w, generation)) = self.instances[i as usize].idle.pop_back() {
+            let worker = &self.workers[w as usize];
+            if worker.generation != generation || worker.state != WorkerState::Serving {
+                continue;
+            }
+            let slot = self.slots_of(w).iter().position(Option::is_none);
+            debug_assert!(slot.is_some(), "idle entry for a full worker");
+            if let Some(slot) = slot {
+                return Some((w, slot as u32));
+            }
+        }
+        None
+    }
+
+    /// `fleet.accept = "random"`: a free serving slot of instance `i` drawn
+    /// uniformly (on the routing stream) from its live idle entries, stale
+    /// ones dropped first.
+    #[inline(never)]
+    fn take_random_idle(&mut self, i: u32) -> Option<(u32, u32)> {
+        let workers = &self.workers;
+        let idle = &mut self.instances[i as usize].idle;
+        idle.retain(|&(w, generation)| {
+            let worker = &workers[w as usize];
+            worker.generation == generation && worker.state == WorkerState::Serving
+        });
+        if idle.is_empty() {
+            return None;
+        }
+        let k = self.streams.routing.random_range(0..idle.len());
+        let (w, _) = idle.remove(k).expect("k is an index of the idle list");
+        let slot = self.slots_of(w).iter().position(Option::is_none);
+        debug_assert!(slot.is_some(), "idle entry for a full worker");
+        slot.map(|slot| (w, slot as u32))
     }
 
     #[inline(always)]

@@ -113,6 +113,9 @@ pub struct Structure {
     /// The busy deferrals scanned against the recording's overshoot (empty
     /// when the base has no busy deferral).
     pub deferral_scan: Vec<super::deferral::ScanPoint>,
+    /// Which idle worker takes a request, read off complete slot lives
+    /// (`null` where the rows have too few, or no slot ids).
+    pub accept: Option<super::accept::Reading>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

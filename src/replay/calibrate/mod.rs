@@ -37,6 +37,7 @@
 //! candidate (the series' growth per request already folds in warm-up and
 //! steps).
 
+mod accept;
 mod active;
 mod calibration;
 mod client;
@@ -64,7 +65,7 @@ pub use output::{calibrated_toml, render};
 use super::analyse::regimes;
 use super::recording::Recording;
 use crate::engine::rng::mix64;
-use crate::scenario::{Override, RawScenario};
+use crate::scenario::{Connections, Override, RawScenario};
 use deferral::Deferral;
 use observed::Observed;
 use setup::{BaseText, Structures};
@@ -223,19 +224,49 @@ pub fn calibrate_observed(
         moments::UNHELD_TARGETS,
         &mut boot_notes,
     )?;
+    // Which idle worker takes a request, where complete slot lives say it
+    // (pinned connections are accepted by any serving worker already).
+    let mut before = 0;
+    let mut accept_reading = None;
+    if !matches!(base_sc.client.connections, Connections::Pinned { .. }) {
+        let structures = Structures::new(base, &base_text, fixed.clone(), &boot);
+        let active = boot.active(&clock, &mut Vec::new());
+        let shared = Shared::new(base, &regime, &load_sc, active, progress, key, budget);
+        match accept::read(&regime, &boot, &structures, &base_sc, &shared) {
+            Some(r) => {
+                notes.push(r.note());
+                if r.accept().is_some_and(|a| a != base_sc.fleet.accept) {
+                    fixed.push(r.set());
+                }
+                accept_reading = Some(r);
+            }
+            None if regime.sample.lives == moments::Lives::Slots => notes.push(format!(
+                "which idle worker takes a request (fleet.accept): not read (fewer than {} \
+                 complete slot lives); the base's",
+                accept::MIN_LIVES
+            )),
+            None => notes.push(
+                "which idle worker takes a request (fleet.accept): not identifiable without \
+                 slot ids (it moves the overshoot as boot does); the base's"
+                    .into(),
+            ),
+        }
+        before = shared.done.into_inner();
+    }
     // Busy deferral read off the overshoot's shape, where the base defers;
     // a deferral's overshoot targets make the boot statistics again.
-    let mut before = 0;
     // Without the scan, off and the base's deferral are the candidates.
     let mut deferrals = vec![Deferral::Off, Deferral::Base];
     let mut deferral_scan = Vec::new();
     if base.policy.busy_deferral && options.read_deferral {
         let structures = Structures::new(base, &base_text, fixed.clone(), &boot);
         let active = boot.active(&clock, &mut Vec::new());
-        let shared = Shared::new(base, &regime, &load_sc, active, progress, key, budget);
+        let offset = before;
+        let counted = move |n: usize| progress(offset + n);
+        let shared = Shared::new(base, &regime, &load_sc, active, &counted, key, budget);
         let instances = clock.workers / clock.per_instance.max(1.0);
         let scan = deferral::scan(&regime, &boot, &structures, instances, &shared);
-        before = shared.done.into_inner();
+        before += shared.done.into_inner();
         notes.push(scan.note());
         deferral_scan = scan.report();
         deferrals = vec![scan.chosen];
@@ -339,6 +370,7 @@ pub fn calibrate_observed(
             regime.sample.whole_mb,
             chosen.candidates.clone(),
             deferral_scan,
+            accept_reading,
         ),
         fixed: first
             .sets
@@ -449,6 +481,8 @@ pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) 
     } else {
         0
     };
+    // The accept reading, where the rows have slot lives.
+    let scan = scan + accept::KINDS.len() * accept::windows(budget);
     // Each candidate's Newton steps take a Jacobian first, when there are any.
     let newton = if budget.refine > 0 {
         fit::DIM + budget.refine

@@ -242,6 +242,7 @@ impl Profile {
         whole_mb: bool,
         candidates: Vec<Candidate>,
         deferral_scan: Vec<super::deferral::ScanPoint>,
+        accept: Option<super::accept::Reading>,
     ) -> Structure {
         let tr = &self.traffic;
         Structure {
@@ -254,6 +255,7 @@ impl Profile {
             whole_mb,
             candidates,
             deferral_scan,
+            accept,
         }
     }
 }

@@ -118,6 +118,12 @@ pub struct RawFleet {
     pub graceful_timeout_s: f64,
     /// Start the window with workers of random age rather than all freshly forked.
     pub warm_start: bool,
+    /// Which idle worker of an instance takes a request (pooled and close
+    /// connections; a pinned connection is reopened onto any serving
+    /// worker, uniformly). Written to scenario.toml only when not the
+    /// default, so older runs' files are unchanged.
+    #[serde(skip_serializing_if = "Accept::is_longest_idle")]
+    pub accept: Accept,
     pub leak: RawLeak,
     pub cow: RawCow,
     pub cold_start: RawColdStart,
@@ -136,11 +142,40 @@ impl Default for RawFleet {
             boot_s: 2.0,
             graceful_timeout_s: 30.0,
             warm_start: true,
+            accept: Accept::LongestIdle,
             leak: RawLeak::default(),
             cow: RawCow::default(),
             cold_start: RawColdStart::default(),
             kill: RawKill::default(),
         }
+    }
+}
+
+/// Which of an instance's idle workers takes the next request
+/// (`[fleet] accept`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Accept {
+    /// The one idle longest: workers blocked in `accept(2)` on the shared
+    /// socket wait in one exclusive queue and the kernel wakes its head
+    /// (gunicorn's sync workers between `select` calls come close), so an
+    /// idle instance hands requests to its workers in turn.
+    #[default]
+    LongestIdle,
+    /// Any idle worker, uniformly: every worker polls the shared socket
+    /// (asyncio's epoll under UvicornWorker, a thundering herd) and the
+    /// first to call `accept` wins.
+    Random,
+    /// The one idle for the shortest time: `EPOLLEXCLUSIVE` wakes the
+    /// waiter that went back to `epoll_wait` last, so a quiet instance
+    /// sends nearly all its requests to one worker and its siblings age
+    /// slowly.
+    MostRecent,
+}
+
+impl Accept {
+    pub fn is_longest_idle(&self) -> bool {
+        *self == Accept::LongestIdle
     }
 }
 

@@ -84,6 +84,13 @@ fn build(
              requests over the serving workers (use \"pooled\" or \"close\")",
         )?;
     }
+    if raw.engine.mode == EngineMode::Aggregate && fleet.accept != Accept::LongestIdle {
+        fail(
+            "fleet.accept",
+            "only \"longest_idle\" in [engine] mode = \"aggregate\": it credits an \
+             instance's requests to its serving workers in turn (use mode = \"exact\")",
+        )?;
+    }
     if raw.engine.mode == EngineMode::Aggregate && fleet.transient_mean_mb > 0.0 {
         fail(
             "fleet.leak.transient_mean_mb",
@@ -223,6 +230,7 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
         graceful_timeout: duration("fleet.graceful_timeout_s", f.graceful_timeout_s)?,
         kill: kill::kill(f)?,
         warm_start: f.warm_start,
+        accept: f.accept,
         surge: surge(l.surge.as_ref(), f.container_mb)?,
         transient_mean_mb: l.transient_mean_mb,
         leak: LeakModel {

@@ -47,7 +47,7 @@ use crate::engine::SimTime;
 use crate::fleet::{Instance, Request, Worker, WorkerState};
 use crate::metrics::{Metrics, Observer};
 use crate::policy::Sampling;
-use crate::scenario::{BalancerKind, Connections, Replacement, Scenario};
+use crate::scenario::{Accept, BalancerKind, Connections, Replacement, Scenario};
 use queues::Queues;
 use std::collections::VecDeque;
 
@@ -63,6 +63,8 @@ pub fn fallback(sc: &Scenario) -> Option<&'static str> {
     let p = &sc.policy;
     Some(if sc.engine.is_aggregate() {
         "the aggregate engine"
+    } else if f.accept != Accept::LongestIdle {
+        "fleet.accept = \"random\" or \"most_recent\" (a request does not take the slot idle longest)"
     } else if f.concurrency != 1 {
         "fleet.concurrency above 1 (a worker's requests can complete out of order)"
     } else if matches!(sc.client.connections, Connections::Pinned { .. }) {

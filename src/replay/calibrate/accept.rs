@@ -1,0 +1,342 @@
+//! Which idle worker takes a request (`[fleet] accept`), read off the
+//! recording's complete slot lives.
+//!
+//! Where an instance's idle workers wait in one queue ("longest_idle":
+//! blocking `accept(2)` on the shared socket), a quiet instance hands its
+//! requests to its workers in turn, and a worker's requests over a life
+//! follow the instance's arrivals almost exactly: two instances of three
+//! under round-robin give each worker every sixth request. Where they race
+//! for it ("random": every worker polls the socket), each worker's count is
+//! close to Poisson. Where the worker idle for the shortest time takes it
+//! ("most_recent": `EPOLLEXCLUSIVE`), a quiet instance sends nearly all
+//! its requests to one worker, and lives' paces differ many times over.
+//! The index of dispersion of a life's requests about what the fleet's
+//! pace gives it, `sum (n - e)^2 / sum e`, tells the three apart by a
+//! factor of four or more (fleetsim and the clean-room model of
+//! tools/truth/CLEANROOM.md alike: 0.14-0.23 in turn, 0.78-0.86 racing).
+//!
+//! It matters for boot: the overshoot of a recycle counts the requests
+//! after the one that crossed the limit, and a worker served in turn has
+//! about `(1 - 1/6) / 2` of a request fewer of them than a racing one.
+//! At 7 requests a tick that is a tenth of the overshoot, which the boot
+//! statistic reads as a tenth of the runway (h2 of docs/calibration.md:
+//! 0.8 quantile 1.84 against 2.07 half-ticks at the true boot). The
+//! overshoot's shape cannot say which (the two differ by a scale, as boot
+//! moves it), so only the lives can; rows without slot ids keep the base's.
+//!
+//! The reading: the recording's index against simulated windows of each
+//! kind at the plain start point (the base's other settings), read the
+//! recording's way; the kind whose windows' median is nearest in log is
+//! chosen.
+
+/// The kinds read, as `[fleet] accept` says them.
+pub const KINDS: [&str; 3] = ["longest_idle", "random", "most_recent"];
+
+use super::fit::{self, Theta};
+use super::lives::{self, Lives};
+use super::moments::{Context, Sample};
+use super::setup::{Boot, Regime, Structures};
+use super::stages::Shared;
+use crate::scenario::{Accept, Override, Scenario};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::atomic::Ordering;
+
+/// Complete slot lives needed to read the index (its sampling error is
+/// about `sqrt(2 / lives)`: a third at 18 lives, against a factor of four
+/// between the kinds).
+pub const MIN_LIVES: usize = 18;
+
+/// Simulated windows of each kind.
+pub fn windows(budget: super::Budget) -> usize {
+    (budget.seeds / 4).max(4)
+}
+
+/// The index of dispersion of `s`'s complete slot lives' requests about
+/// the pace they share, over each life after its first `ready_s` (the
+/// replacement's boot), shaped by `cx.shape`; with the lives it used.
+/// Robust: the median squared standardized residual over a chi-squared
+/// variable's (1 for Poisson counts), so a few lives the rows bound wrong
+/// (a recycle missing from the rows joins two lives; the regime's edge
+/// cuts one) do not decide it. `None` without slot ids or with fewer than
+/// `MIN_LIVES` lives.
+pub fn dispersion(s: &Sample, cx: &Context, ready_s: f64) -> Option<(f64, usize)> {
+    if s.lives != Lives::Slots {
+        return None;
+    }
+    // Each life's requests against the profile's integral over it (in
+    // seconds at the mean rate; Simpson's rule: a life is an hour or two
+    // of a day's cosine), the pace the lives' median ratio (a rate over
+    // the regime is not the profile's mean, and a joined life would pull
+    // a mean).
+    let lives: Vec<(f64, f64)> = lives::slot_lives(s)
+        .into_iter()
+        .filter_map(|(from, to, requests)| {
+            let a = from + ready_s;
+            let m = 0.5 * (a + to);
+            let shape = (cx.shape.factor(a) + 4.0 * cx.shape.factor(m) + cx.shape.factor(to)) / 6.0;
+            let seconds = shape * (to - a);
+            (seconds > 0.0).then_some((requests, seconds))
+        })
+        .collect();
+    if lives.len() < MIN_LIVES {
+        return None;
+    }
+    let pace = median(lives.iter().map(|(n, t)| n / t).collect())?;
+    if !pace.is_finite() || pace <= 0.0 {
+        return None;
+    }
+    let mut z2: Vec<f64> = lives
+        .iter()
+        .map(|(n, t)| (n - pace * t).powi(2) / (pace * t))
+        .collect();
+    let n = z2.len();
+    z2.sort_by(f64::total_cmp);
+    Some((median_sorted(&z2) / CHI2_1_MEDIAN, n))
+}
+
+/// The median of a chi-squared variable of one degree of freedom: a
+/// Poisson count's squared standardized residual has it.
+const CHI2_1_MEDIAN: f64 = 0.454_936;
+
+fn median_sorted(v: &[f64]) -> f64 {
+    let k = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[k]
+    } else {
+        0.5 * (v[k - 1] + v[k])
+    }
+}
+
+/// What the reading found, in calibration.json (`structure.accept`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reading {
+    /// The recording's index of dispersion and the lives it rests on.
+    pub recorded: f64,
+    pub lives: usize,
+    /// The simulated windows' median index under each kind.
+    pub longest_idle: f64,
+    pub random: f64,
+    pub most_recent: f64,
+    /// One of `KINDS`, or "none" where the windows of the kind nearest
+    /// the recording and the next are within `SEPARABLE` (the base's is
+    /// kept).
+    pub chosen: &'static str,
+}
+
+impl Reading {
+    /// The kind read (`None`: not separable, the base's stands).
+    pub fn accept(&self) -> Option<Accept> {
+        match self.chosen {
+            "longest_idle" => Some(Accept::LongestIdle),
+            "random" => Some(Accept::Random),
+            "most_recent" => Some(Accept::MostRecent),
+            _ => None,
+        }
+    }
+
+    /// The fixed value the calibrated scenario carries.
+    pub fn set(&self) -> (String, toml::Value) {
+        (
+            "fleet.accept".into(),
+            toml::Value::String(self.chosen.into()),
+        )
+    }
+
+    pub fn note(&self) -> String {
+        let what = if self.chosen == "none" {
+            "not told apart (the simulated windows of the kinds nearest the recording are within \
+             a factor of 2 here; the base's kept),"
+                .to_string()
+        } else {
+            format!("{} read", self.chosen)
+        };
+        format!(
+            "which idle worker takes a request (fleet.accept): {what} off {} complete slot lives \
+             (their requests' index of dispersion {:.2}; simulated windows {:.2} with the \
+             longest idle taking it, {:.2} with any idle one at random, {:.2} with the \
+             latest idle)",
+            self.lives, self.recorded, self.longest_idle, self.random, self.most_recent
+        )
+    }
+}
+
+/// How many times apart two kinds' simulated medians must be for the
+/// recording to tell them apart: their windows' own spread, a factor of
+/// about 1.3 at 70 lives, leaves a factor of 2 clear.
+pub const SEPARABLE: f64 = 2.0;
+
+/// The kind (of `KINDS`) whose simulated median in `medians` is nearest
+/// `recorded` in log, the first on a tie; `None` when the next nearest's
+/// median is within `SEPARABLE` of it (the windows cannot tell them apart
+/// here: a busy fleet's workers are seldom all idle, so whichever takes a
+/// request matters little).
+pub fn choose(recorded: f64, medians: [f64; 3]) -> Option<&'static str> {
+    let ln = |x: f64| x.max(1e-9).ln();
+    let d = |x: f64| (ln(recorded) - ln(x)).abs();
+    let mut order: Vec<usize> = (0..KINDS.len()).collect();
+    order.sort_by(|&a, &b| d(medians[a]).total_cmp(&d(medians[b])));
+    let (best, next) = (order[0], order[1]);
+    ((ln(medians[best]) - ln(medians[next])).abs() >= SEPARABLE.ln()).then_some(KINDS[best])
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(median_sorted(&v))
+}
+
+/// Reads `[fleet] accept` off the recording where its slot lives allow
+/// (`None`: too few lives, or the simulated windows gave too few), on
+/// purpose-9 seeds at the plain start point without busy deferral.
+pub fn read(
+    regime: &Regime,
+    boot: &Boot,
+    structures: &Structures,
+    base: &Scenario,
+    shared: &Shared,
+) -> Option<Reading> {
+    let cx = boot.context;
+    let data = &boot.data;
+    let ready_s = base.fleet.boot.as_secs_f64();
+    let (recorded, lives) = dispersion(&regime.sample, &cx, ready_s)?;
+    let at: Theta = structures
+        .start(super::Memory::Plain, data)
+        .clamp(shared.floor_boot);
+    let seeds = fit::seeds(shared.key, 9, windows(shared.budget));
+    let mut medians = [0.0; 3];
+    for (k, kind) in KINDS.into_iter().enumerate() {
+        let mut sets = structures
+            .checked_sets(super::Memory::Plain, super::Deferral::Off)
+            .ok()?;
+        sets.push(Override {
+            key: "fleet.accept".into(),
+            value: toml::Value::String(kind.into()),
+        });
+        let p = shared.problem(data, cx, sets);
+        let sc = p.build(&at)?;
+        let got: Vec<f64> = seeds
+            .par_iter()
+            .map(|&seed| {
+                let d = fit::simulate(&sc, seed, p.look)
+                    .and_then(|x| dispersion(&x, &cx, ready_s).map(|d| d.0));
+                (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
+                d
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flatten()
+            .collect();
+        if got.len() * 2 < seeds.len() {
+            return None;
+        }
+        medians[k] = median(got)?;
+    }
+    Some(Reading {
+        recorded,
+        lives,
+        longest_idle: medians[0],
+        random: medians[1],
+        most_recent: medians[2],
+        chosen: choose(recorded, medians).unwrap_or("none"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::calibrate::moments::{Row, Shape};
+
+    fn context() -> Context {
+        Context {
+            tick_s: 45.0,
+            workers: 6.0,
+            per_instance: 3.0,
+            shape: Shape::CONSTANT,
+            overshoot_weight: 1.0,
+            overshoot_quantile: 0.7,
+            overshoot_targets: crate::replay::calibrate::moments::UNHELD_TARGETS,
+            known_boot_mb: None,
+        }
+    }
+
+    /// Six slots whose lives end every 3000 s, each with `requests(k)`.
+    fn sample(requests: impl Fn(usize) -> f64) -> Sample {
+        let mut rows = Vec::new();
+        for slot in 0..6usize {
+            for life in 0..5usize {
+                let k = slot * 5 + life;
+                rows.push(Row {
+                    t_s: 100.0 * slot as f64 + 3000.0 * life as f64,
+                    slot: Some((format!("i{}", slot / 3), format!("w{slot}"))),
+                    instance: Some(format!("i{}", slot / 3)),
+                    requests: requests(k),
+                    rss_mb: 500.0,
+                    limit_mb: 490.0,
+                });
+            }
+        }
+        Sample {
+            rows,
+            start_s: 0.0,
+            end_s: 15_000.0,
+            whole_mb: false,
+            lives: Lives::Slots,
+        }
+    }
+
+    #[test]
+    fn lives_served_exactly_at_the_pace_have_no_dispersion_and_noisy_ones_do() {
+        // 0.1 req/s a worker (0.6 fleet-wide) over 3000 s less a 2 s boot:
+        // 299.8 requests a life.
+        let cx = context();
+        let exact = sample(|_| 299.8);
+        let (d, lives) = dispersion(&exact, &cx, 2.0).unwrap();
+        assert_eq!(lives, 24, "four complete lives a slot");
+        assert!(d < 1e-9, "{d}");
+        // +-11.68 requests about the pace: squared and standardized,
+        // 11.68^2 / 299.8 = 0.455, a Poisson count's median.
+        let noisy = sample(|k| 299.8 + if k % 2 == 0 { 11.68 } else { -11.68 });
+        let (d, _) = dispersion(&noisy, &cx, 2.0).unwrap();
+        assert!((d - 1.0).abs() < 0.01, "{d}");
+        // A quarter of the lives bound wrong (lives joined by a missing
+        // row, 3000 requests over; lives cut short, 250 under) do not
+        // move it.
+        let joined = sample(|k| match k % 10 {
+            1 => 3299.8,
+            4 => 49.8,
+            k if k % 2 == 0 => 299.8 + 11.68,
+            _ => 299.8 - 11.68,
+        });
+        let (d, _) = dispersion(&joined, &cx, 2.0).unwrap();
+        assert!((d - 1.0).abs() < 0.01, "{d}");
+    }
+
+    #[test]
+    fn rows_without_slots_or_with_few_lives_give_no_index() {
+        let cx = context();
+        let mut s = sample(|_| 300.0);
+        s.lives = Lives::ChainedByInstance;
+        assert_eq!(dispersion(&s, &cx, 2.0), None);
+        let mut s = sample(|_| 300.0);
+        s.rows.retain(|r| r.t_s < 9000.0);
+        assert_eq!(dispersion(&s, &cx, 2.0), None, "two lives a slot: 12");
+    }
+
+    #[test]
+    fn the_nearer_kind_in_log_is_chosen_where_the_kinds_differ() {
+        let m = [0.18, 0.85, 40.0];
+        assert_eq!(choose(0.2, m), Some("longest_idle"));
+        assert_eq!(choose(0.7, m), Some("random"));
+        // Between two: their geometric mean decides (0.39, 5.8).
+        assert_eq!(choose(0.38, m), Some("longest_idle"));
+        assert_eq!(choose(0.41, m), Some("random"));
+        assert_eq!(choose(5.7, m), Some("random"));
+        assert_eq!(choose(5.9, m), Some("most_recent"));
+        // A busy fleet: in turn and racing alike.
+        assert_eq!(choose(70.0, [75.4, 73.9, 1099.0]), None);
+        assert_eq!(choose(900.0, [75.4, 73.9, 1099.0]), Some("most_recent"));
+    }
+}
