@@ -340,21 +340,17 @@ fn which_idle_worker_takes_a_request_is_read_off_slot_lives() {
     // What it does to boot is measured over many recordings, not one
     // (docs/calibration.md, "Which idle worker takes a request"): a day
     // of 78 racing recycles spreads boot by about 40 MB.
-    // Without slot ids nothing tells them apart: the base's, said so.
+    assert_eq!(accept.lives_from, "complete slot lives");
+    // Without ids, through lives chained from each row's requests.
     let c = calibrate(
         &recycle_rows(&recording(RACING, 3), false, false),
         &raw(&[]),
         1,
     )
     .expect("calibrates");
-    assert_eq!(c.structure.accept, None);
-    assert!(
-        c.notes
-            .iter()
-            .any(|n| n.contains("fleet.accept): not identifiable without slot ids")),
-        "{:?}",
-        c.notes
-    );
+    let accept = c.structure.accept.as_ref().expect("read off chained lives");
+    assert_eq!(accept.lives_from, "lives chained within the fleet");
+    assert_eq!(accept.chosen, "random", "{accept:?}");
 }
 
 #[test]

@@ -240,16 +240,16 @@ pub fn calibrate_observed(
                 }
                 accept_reading = Some(r);
             }
-            None if regime.sample.lives == moments::Lives::Slots => notes.push(format!(
-                "which idle worker takes a request (fleet.accept): not read (fewer than {} \
-                 complete slot lives); the base's",
-                accept::MIN_LIVES
-            )),
-            None => notes.push(
+            None if regime.sample.lives == moments::Lives::Window => notes.push(
                 "which idle worker takes a request (fleet.accept): not identifiable without \
-                 slot ids (it moves the overshoot as boot does); the base's"
+                 lives the rows bound (it moves the overshoot as boot does); the base's"
                     .into(),
             ),
+            None => notes.push(format!(
+                "which idle worker takes a request (fleet.accept): not read (fewer than {} \
+                 complete lives, or too few simulated recycles); the base's",
+                accept::MIN_LIVES
+            )),
         }
         before = shared.done.into_inner();
     }
