@@ -51,6 +51,11 @@ use std::sync::atomic::Ordering;
 /// between the kinds).
 pub const MIN_LIVES: usize = 18;
 
+/// Complete lives a simulated window needs to count: its index is one of
+/// several whose median is taken, so a window of a recording with few
+/// lives counts even with fewer still.
+pub const MIN_SIM_LIVES: usize = 8;
+
 /// Simulated windows of each kind.
 pub fn windows(budget: super::Budget) -> usize {
     (budget.seeds / 4).max(4)
@@ -63,8 +68,13 @@ pub fn windows(budget: super::Budget) -> usize {
 /// 90% of lives, over a chi-squared variable's (1 for Poisson counts), so
 /// a few lives the rows bound wrong (a recycle missing from the rows joins
 /// two lives) do not decide it. `None` without lives the rows bound or
-/// with fewer than `MIN_LIVES` of them.
-pub fn dispersion(s: &Sample, cx: &Context, ready_s: f64) -> Option<(f64, usize)> {
+/// with fewer than `min_lives` of them.
+pub fn dispersion(
+    s: &Sample,
+    cx: &Context,
+    ready_s: f64,
+    min_lives: usize,
+) -> Option<(f64, usize)> {
     let found = match s.lives {
         Lives::Slots => lives::slot_lives(s),
         // Chained where each row's life most likely began: at a pace
@@ -97,7 +107,7 @@ pub fn dispersion(s: &Sample, cx: &Context, ready_s: f64) -> Option<(f64, usize)
             (seconds > 0.0).then_some((requests, seconds))
         })
         .collect();
-    if lives.len() < MIN_LIVES {
+    if lives.len() < min_lives.max(2) {
         return None;
     }
     let pace = median(lives.iter().map(|(n, t)| n / t).collect())?;
@@ -238,7 +248,7 @@ pub fn read(
     let cx = boot.context;
     let data = &boot.data;
     let ready_s = base.fleet.boot.as_secs_f64();
-    let (recorded, lives) = dispersion(&regime.sample, &cx, ready_s)?;
+    let (recorded, lives) = dispersion(&regime.sample, &cx, ready_s, MIN_LIVES)?;
     let at: Theta = structures
         .start(super::Memory::Plain, data)
         .clamp(shared.floor_boot);
@@ -258,7 +268,7 @@ pub fn read(
             .par_iter()
             .map(|&seed| {
                 let d = fit::simulate(&sc, seed, p.look)
-                    .and_then(|x| dispersion(&x, &cx, ready_s).map(|d| d.0));
+                    .and_then(|x| dispersion(&x, &cx, ready_s, MIN_SIM_LIVES).map(|d| d.0));
                 (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
                 d
             })
@@ -331,13 +341,13 @@ mod tests {
         // 299.8 requests a life.
         let cx = context();
         let exact = sample(|_| 299.8);
-        let (d, lives) = dispersion(&exact, &cx, 2.0).unwrap();
+        let (d, lives) = dispersion(&exact, &cx, 2.0, MIN_LIVES).unwrap();
         assert_eq!(lives, 24, "four complete lives a slot");
         assert!(d < 1e-9, "{d}");
         // +-17.31 requests about the pace: squared and standardized,
         // 17.31^2 / 299.8 = 1.0, over the kept mean of a chi-squared: 1.605.
         let noisy = sample(|k| 299.8 + if k % 2 == 0 { 17.31 } else { -17.31 });
-        let (d, _) = dispersion(&noisy, &cx, 2.0).unwrap();
+        let (d, _) = dispersion(&noisy, &cx, 2.0, MIN_LIVES).unwrap();
         assert!((d - 1.0 / 0.623_015).abs() < 0.01, "{d}");
         // Two lives bound wrong (one joined by a missing row, 3000
         // requests over; one cut short, 250 under) do not move it.
@@ -347,7 +357,7 @@ mod tests {
             k if k % 2 == 0 => 299.8 + 17.31,
             _ => 299.8 - 17.31,
         });
-        let (d2, _) = dispersion(&joined, &cx, 2.0).unwrap();
+        let (d2, _) = dispersion(&joined, &cx, 2.0, MIN_LIVES).unwrap();
         assert!((d2 - d).abs() < 1e-9, "{d2} vs {d}");
     }
 
@@ -356,16 +366,20 @@ mod tests {
         let cx = context();
         let mut s = sample(|_| 300.0);
         s.lives = Lives::Window;
-        assert_eq!(dispersion(&s, &cx, 2.0), None);
+        assert_eq!(dispersion(&s, &cx, 2.0, MIN_LIVES), None);
         // Without slots, lives chained within each instance: these rows'
         // lives all run at the pace, and the chaining finds them.
         let mut s = sample(|_| 299.8);
         s.lives = Lives::ChainedByInstance;
-        let (d, lives) = dispersion(&s, &cx, 2.0).expect("chained lives");
+        let (d, lives) = dispersion(&s, &cx, 2.0, MIN_LIVES).expect("chained lives");
         assert!(lives >= 18 && d < 0.01, "{d} over {lives}");
         let mut s = sample(|_| 300.0);
         s.rows.retain(|r| r.t_s < 9000.0);
-        assert_eq!(dispersion(&s, &cx, 2.0), None, "two lives a slot: 12");
+        assert_eq!(
+            dispersion(&s, &cx, 2.0, MIN_LIVES),
+            None,
+            "two lives a slot: 12"
+        );
     }
 
     #[test]
