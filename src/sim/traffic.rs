@@ -225,15 +225,28 @@ impl<O: Observer> Sim<'_, O> {
         &self.in_service[w as usize * c..(w as usize + 1) * c]
     }
 
-    /// A free serving slot of instance `i`, skipping stale idle entries.
+    /// A free serving slot of instance `i`, skipping stale idle entries:
+    /// the one idle longest, or as `[fleet] accept` says.
     #[inline(always)]
     fn take_idle(&mut self, i: u32) -> Option<(u32, u32)> {
         match self.sc.fleet.accept {
-            Accept::LongestIdle => {}
-            Accept::Random => return self.take_random_idle(i),
-            Accept::MostRecent => return self.take_recent_idle(i),
+            Accept::LongestIdle => self.take_idle_end::<false>(i),
+            Accept::Random => self.take_random_idle(i),
+            Accept::MostRecent => self.take_recent_idle(i),
         }
-        while let Some((w, generation)) = self.instances[i as usize].idle.pop_front() {
+    }
+
+    /// The first live entry from the idle list's front (idle longest), or
+    /// from its back (`BACK`: idle shortest).
+    #[inline(always)]
+    fn take_idle_end<const BACK: bool>(&mut self, i: u32) -> Option<(u32, u32)> {
+        loop {
+            let idle = &mut self.instances[i as usize].idle;
+            let (w, generation) = if BACK {
+                idle.pop_back()
+            } else {
+                idle.pop_front()
+            }?;
             let worker = &self.workers[w as usize];
             if worker.generation != generation || worker.state != WorkerState::Serving {
                 continue;
@@ -244,25 +257,13 @@ impl<O: Observer> Sim<'_, O> {
                 return Some((w, slot as u32));
             }
         }
-        None
     }
 
     /// `fleet.accept = "most_recent"`: the free serving slot that went idle
-    /// last (the idle list's back), skipping stale entries.
+    /// last.
     #[inline(never)]
     fn take_recent_idle(&mut self, i: u32) -> Option<(u32, u32)> {
-        while let Some((w, generation)) = self.instances[i as usize].idle.pop_back() {
-            let worker = &self.workers[w as usize];
-            if worker.generation != generation || worker.state != WorkerState::Serving {
-                continue;
-            }
-            let slot = self.slots_of(w).iter().position(Option::is_none);
-            debug_assert!(slot.is_some(), "idle entry for a full worker");
-            if let Some(slot) = slot {
-                return Some((w, slot as u32));
-            }
-        }
-        None
+        self.take_idle_end::<true>(i)
     }
 
     /// `fleet.accept = "random"`: a free serving slot of instance `i` drawn
