@@ -229,10 +229,19 @@ impl<O: Observer> Sim<'_, O> {
     /// the one idle longest, or as `[fleet] accept` says.
     #[inline(always)]
     fn take_idle(&mut self, i: u32) -> Option<(u32, u32)> {
+        if self.sc.fleet.accept != Accept::LongestIdle {
+            return self.take_other_idle(i);
+        }
+        self.take_idle_end::<false>(i)
+    }
+
+    /// The kinds of `[fleet] accept` other than the default, out of line.
+    #[cold]
+    #[inline(never)]
+    fn take_other_idle(&mut self, i: u32) -> Option<(u32, u32)> {
         match self.sc.fleet.accept {
-            Accept::LongestIdle => self.take_idle_end::<false>(i),
             Accept::Random => self.take_random_idle(i),
-            Accept::MostRecent => self.take_recent_idle(i),
+            _ => self.take_idle_end::<true>(i),
         }
     }
 
@@ -259,17 +268,9 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// `fleet.accept = "most_recent"`: the free serving slot that went idle
-    /// last.
-    #[inline(never)]
-    fn take_recent_idle(&mut self, i: u32) -> Option<(u32, u32)> {
-        self.take_idle_end::<true>(i)
-    }
-
     /// `fleet.accept = "random"`: a free serving slot of instance `i` drawn
     /// uniformly (on the routing stream) from its live idle entries, stale
     /// ones dropped first.
-    #[inline(never)]
     fn take_random_idle(&mut self, i: u32) -> Option<(u32, u32)> {
         let workers = &self.workers;
         let idle = &mut self.instances[i as usize].idle;
