@@ -5,34 +5,12 @@
 
 mod common;
 
-use common::scenario;
+use common::calibrate::{calibrate, raw, raw_of, recording, recycle_rows, value};
 use fleetsim::Scenario;
-use fleetsim::Sim;
-use fleetsim::metrics::CsvObserver;
 use fleetsim::replay::calibrate::{Budget, Calibration, Options, fit_lognormal};
 use fleetsim::replay::validate::{Validation, Verdict, kolmogorov_q, ks_two_sample, validate};
 use fleetsim::replay::{Recording, import};
-use fleetsim::scenario::RawScenario;
 use std::path::Path;
-
-/// Simulates `sets` on the default scenario and reads events.csv back.
-fn recording(sets: &[&str], seed: u64) -> Recording {
-    let sc = scenario(sets);
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(&sc, seed, &mut obs)
-        .run()
-        .expect("the run completes");
-    obs.finish().expect("in-memory writes succeed");
-    let text = String::from_utf8(events).expect("UTF-8");
-    let part = import::parse("sim.csv", &text).expect("own CSV parses");
-    Recording::assemble(vec![part]).expect("one file assembles")
-}
 
 /// The known truth: a pure-velocity leak (the model calibration fits), limits
 /// and boot RSS moved away from the default so recovery is not luck.
@@ -48,83 +26,6 @@ const TRUTH: &[&str] = &[
     "policy.jitter_mb=30",
     "policy.hard_limit_mb=680",
 ];
-
-/// The raw scenario of `text` with `sets`.
-fn raw_of(text: &str, sets: &[&str]) -> RawScenario {
-    let overrides: Vec<_> = sets
-        .iter()
-        .map(|s| fleetsim::scenario::parse_override(s).unwrap())
-        .collect();
-    fleetsim::scenario::load(text, "<base>", &overrides, &mut |p: &str| {
-        Err(format!("no side files ({p})"))
-    })
-    .unwrap_or_else(|e| panic!("the base loads: {e}"))
-    .0
-}
-
-fn raw(sets: &[&str]) -> RawScenario {
-    raw_of(fleetsim::scenario::DEFAULT_SCENARIO, sets)
-}
-
-fn calibrate(
-    rec: &Recording,
-    base: &RawScenario,
-    seed: u64,
-) -> Result<Calibration, fleetsim::replay::calibrate::CalibrateError> {
-    fleetsim::replay::calibrate::calibrate(
-        rec,
-        base,
-        seed,
-        Budget::DEFAULT,
-        Options::DEFAULT,
-        &|_| (),
-    )
-}
-
-fn value(c: &Calibration, key: &str) -> f64 {
-    c.get(key)
-        .unwrap_or_else(|| panic!("{key} not fitted"))
-        .value
-}
-
-/// `rec` cut down to what platform logs give: recycle rows with time,
-/// instance and worker (unless `ids` is false), rss, limit and requests,
-/// optionally rounded to whole MB.
-fn recycle_rows(rec: &Recording, ids: bool, whole_mb: bool) -> Recording {
-    let mut text = String::from(if ids {
-        "ts,event,instance,worker,rss_mb,limit_mb,requests\n"
-    } else {
-        "ts,event,rss_mb,limit_mb,requests\n"
-    });
-    let mb = |x: f64| {
-        if whole_mb {
-            format!("{}", x.round())
-        } else {
-            format!("{x:.1}")
-        }
-    };
-    for e in rec.recycles() {
-        let (Some(rss), Some(limit), Some(n)) = (e.rss_mb, e.limit_mb, e.requests) else {
-            continue;
-        };
-        let who = if ids {
-            format!(
-                "{},{},",
-                e.instance.as_deref().unwrap_or(""),
-                e.worker.as_deref().unwrap_or("")
-            )
-        } else {
-            String::new()
-        };
-        text += &format!(
-            "{:.3},worker_recycled,{who}{},{},{n}\n",
-            e.t_s,
-            mb(rss),
-            mb(limit)
-        );
-    }
-    Recording::assemble(vec![import::parse("rows.csv", &text).unwrap()]).unwrap()
-}
 
 /// A plain-leak fleet the embedded default did not generate: boot 420 (the
 /// default's 360 plus 60), limits 540 +- 30, 1.6 rps constant, no
@@ -231,126 +132,6 @@ fn calibration_on_the_default_recovers_a_plain_fleet_from_recycle_rows() {
     let v = validate(&rec, &c.regime, &scenarios, &seeds).unwrap();
     assert!(v.reproduces, "{}", fleetsim::replay::validate::render(&v));
     assert_eq!(verdict(&v, "retry_ok per hour"), Verdict::NotRecorded);
-}
-
-/// A fleet whose busy deferral fires on most recycles: 2.4 rps over two
-/// instances (1.2 req/s each) against `busy_rps` 1.0, each due recycle held
-/// up to 90 s (two ticks). Neither off nor the default's deferral (0.56,
-/// 3600 s) generated it; fitted under either, boot landed 45-200 MB off on
-/// the clean-room model's fleets (tools/truth/CLEANROOM.md).
-const DEFERRING: &[&str] = &[
-    "run.duration_h=24",
-    "fleet.boot_rss_mb=380",
-    "fleet.leak.mean_mb_per_request=0.08",
-    "fleet.leak.cv=0.5",
-    "fleet.leak.warmup_mb=0",
-    "fleet.leak.step_probability=0",
-    "policy.base_limit_mb=560",
-    "policy.jitter_mb=40",
-    "policy.hard_limit_mb=710",
-    "workload.rps=2.4",
-    "workload.profile=constant",
-    "policy.busy_deferral=true",
-    "policy.busy_rps=1.0",
-    "policy.defer_max_s=90",
-];
-
-#[test]
-fn busy_deferral_is_read_off_the_overshoot_and_boot_follows() {
-    let rec = recycle_rows(&recording(DEFERRING, 5), true, false);
-    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
-    let shown = || fleetsim::replay::calibrate::render(&c);
-    let chosen = c.structure.candidates.iter().find(|k| k.chosen).unwrap();
-    let (busy, defer) = (chosen.busy_rps, chosen.defer_max_s);
-    assert!(chosen.deferral && busy.is_some(), "{}", shown());
-    // Busy most of the time, as the truth: under the instance's rate.
-    assert!(busy.unwrap() < 1.25, "{busy:?}\n{}", shown());
-    assert!((45.0..=180.0).contains(&defer.unwrap()), "{defer:?}");
-    let scan = &c.structure.deferral_scan;
-    let off = scan.iter().find(|p| p.deferral == "off").unwrap();
-    assert!(!off.plausible && !off.chosen, "{scan:?}");
-    assert_eq!(scan.iter().filter(|p| p.chosen).count(), 1);
-    let near = |key: &str, truth: f64, tol: f64| {
-        let v = value(&c, key);
-        assert!(
-            (v - truth).abs() <= tol,
-            "{key}: {v} vs {truth}\n{}",
-            shown()
-        );
-    };
-    near("boot_plus_warmup_mb", 380.0, 25.0);
-    near("effective_mb_per_request", 0.08, 0.08 * 0.15);
-    // The deferral is a fixed value of the calibrated scenario.
-    let fixed = |k: &str| {
-        c.fixed
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|x| x.1.clone())
-    };
-    assert_eq!(
-        fixed("policy.busy_deferral"),
-        Some(toml::Value::Boolean(true))
-    );
-    assert!(fixed("policy.defer_max_s").is_some());
-}
-
-/// A slow fleet whose workers race for each request (`fleet.accept =
-/// "random"`, asyncio's epoll under UvicornWorker): 1 rps over 2 x 3
-/// workers, about 7 requests a worker a tick. Fitted as if served in turn,
-/// its recycles' overshoot reads as a runway a tenth too short (boot 54 MB
-/// low on h2 of docs/calibration.md).
-const RACING: &[&str] = &[
-    "run.duration_h=24",
-    "fleet.accept=random",
-    "fleet.boot_rss_mb=345",
-    "fleet.leak.mean_mb_per_request=0.27",
-    "fleet.leak.cv=0.6",
-    "fleet.leak.warmup_mb=0",
-    "fleet.leak.step_probability=0",
-    "policy.base_limit_mb=570",
-    "policy.jitter_mb=40",
-    "policy.hard_limit_mb=720",
-    "workload.rps=1.0",
-    "workload.profile=constant",
-    "policy.busy_deferral=false",
-];
-
-#[test]
-fn which_idle_worker_takes_a_request_is_read_off_slot_lives() {
-    let rec = recycle_rows(&recording(RACING, 3), true, false);
-    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
-    let shown = || fleetsim::replay::calibrate::render(&c);
-    let accept = c
-        .structure
-        .accept
-        .as_ref()
-        .expect("read off the slot lives");
-    assert_eq!(accept.chosen, "random", "{accept:?}\n{}", shown());
-    assert!(accept.lives >= 40, "{accept:?}");
-    // The kinds' windows four times apart or more, the recording with racing.
-    assert!(accept.random > 3.0 * accept.longest_idle, "{accept:?}");
-    assert!(accept.most_recent > 3.0 * accept.random, "{accept:?}");
-    assert!(
-        c.fixed
-            .iter()
-            .any(|(k, v)| k == "fleet.accept" && v.as_str() == Some("random")),
-        "{:?}",
-        c.fixed
-    );
-    // What it does to boot is measured over many recordings, not one
-    // (docs/calibration.md, "Which idle worker takes a request"): a day
-    // of 78 racing recycles spreads boot by about 40 MB.
-    assert_eq!(accept.lives_from, "complete slot lives");
-    // Without ids, through lives chained from each row's requests.
-    let c = calibrate(
-        &recycle_rows(&recording(RACING, 3), false, false),
-        &raw(&[]),
-        1,
-    )
-    .expect("calibrates");
-    let accept = c.structure.accept.as_ref().expect("read off chained lives");
-    assert_eq!(accept.lives_from, "lives chained within the fleet");
-    assert_eq!(accept.chosen, "random", "{accept:?}");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod aggval;
+pub mod calibrate;
 pub mod page;
 pub mod replay;
 

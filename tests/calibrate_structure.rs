@@ -1,0 +1,127 @@
+//! `fleetsim replay --calibrate` reading a fleet's structure off its
+//! recording before the fit: busy deferral off the overshoot's shape, and
+//! which idle worker takes a request off the lives the rows bound.
+
+mod common;
+
+use common::calibrate::{calibrate, raw, recording, recycle_rows, value};
+
+/// A fleet whose busy deferral fires on most recycles: 2.4 rps over two
+/// instances (1.2 req/s each) against `busy_rps` 1.0, each due recycle held
+/// up to 90 s (two ticks). Neither off nor the default's deferral (0.56,
+/// 3600 s) generated it; fitted under either, boot landed 45-200 MB off on
+/// the clean-room model's fleets (tools/truth/CLEANROOM.md).
+const DEFERRING: &[&str] = &[
+    "run.duration_h=24",
+    "fleet.boot_rss_mb=380",
+    "fleet.leak.mean_mb_per_request=0.08",
+    "fleet.leak.cv=0.5",
+    "fleet.leak.warmup_mb=0",
+    "fleet.leak.step_probability=0",
+    "policy.base_limit_mb=560",
+    "policy.jitter_mb=40",
+    "policy.hard_limit_mb=710",
+    "workload.rps=2.4",
+    "workload.profile=constant",
+    "policy.busy_deferral=true",
+    "policy.busy_rps=1.0",
+    "policy.defer_max_s=90",
+];
+
+#[test]
+fn busy_deferral_is_read_off_the_overshoot_and_boot_follows() {
+    let rec = recycle_rows(&recording(DEFERRING, 5), true, false);
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    let chosen = c.structure.candidates.iter().find(|k| k.chosen).unwrap();
+    let (busy, defer) = (chosen.busy_rps, chosen.defer_max_s);
+    assert!(chosen.deferral && busy.is_some(), "{}", shown());
+    // Busy most of the time, as the truth: under the instance's rate.
+    assert!(busy.unwrap() < 1.25, "{busy:?}\n{}", shown());
+    assert!((45.0..=180.0).contains(&defer.unwrap()), "{defer:?}");
+    let scan = &c.structure.deferral_scan;
+    let off = scan.iter().find(|p| p.deferral == "off").unwrap();
+    assert!(!off.plausible && !off.chosen, "{scan:?}");
+    assert_eq!(scan.iter().filter(|p| p.chosen).count(), 1);
+    let near = |key: &str, truth: f64, tol: f64| {
+        let v = value(&c, key);
+        assert!(
+            (v - truth).abs() <= tol,
+            "{key}: {v} vs {truth}\n{}",
+            shown()
+        );
+    };
+    near("boot_plus_warmup_mb", 380.0, 25.0);
+    near("effective_mb_per_request", 0.08, 0.08 * 0.15);
+    // The deferral is a fixed value of the calibrated scenario.
+    let fixed = |k: &str| {
+        c.fixed
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|x| x.1.clone())
+    };
+    assert_eq!(
+        fixed("policy.busy_deferral"),
+        Some(toml::Value::Boolean(true))
+    );
+    assert!(fixed("policy.defer_max_s").is_some());
+}
+
+/// A slow fleet whose workers race for each request (`fleet.accept =
+/// "random"`, asyncio's epoll under UvicornWorker): 1 rps over 2 x 3
+/// workers, about 7 requests a worker a tick. Fitted as if served in turn,
+/// its recycles' overshoot reads as a runway a tenth too short (boot 54 MB
+/// low on h2 of docs/calibration.md).
+const RACING: &[&str] = &[
+    "run.duration_h=24",
+    "fleet.accept=random",
+    "fleet.boot_rss_mb=345",
+    "fleet.leak.mean_mb_per_request=0.27",
+    "fleet.leak.cv=0.6",
+    "fleet.leak.warmup_mb=0",
+    "fleet.leak.step_probability=0",
+    "policy.base_limit_mb=570",
+    "policy.jitter_mb=40",
+    "policy.hard_limit_mb=720",
+    "workload.rps=1.0",
+    "workload.profile=constant",
+    "policy.busy_deferral=false",
+];
+
+#[test]
+fn which_idle_worker_takes_a_request_is_read_off_slot_lives() {
+    let rec = recycle_rows(&recording(RACING, 3), true, false);
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    let accept = c
+        .structure
+        .accept
+        .as_ref()
+        .expect("read off the slot lives");
+    assert_eq!(accept.chosen, "random", "{accept:?}\n{}", shown());
+    assert!(accept.lives >= 40, "{accept:?}");
+    // The kinds' windows four times apart or more, the recording with racing.
+    assert!(accept.random > 3.0 * accept.longest_idle, "{accept:?}");
+    assert!(accept.most_recent > 3.0 * accept.random, "{accept:?}");
+    assert!(
+        c.fixed
+            .iter()
+            .any(|(k, v)| k == "fleet.accept" && v.as_str() == Some("random")),
+        "{:?}",
+        c.fixed
+    );
+    // What it does to boot is measured over many recordings, not one
+    // (docs/calibration.md, "Which idle worker takes a request"): a day
+    // of 78 racing recycles spreads boot by about 40 MB.
+    assert_eq!(accept.lives_from, "complete slot lives");
+    // Without ids, through lives chained from each row's requests.
+    let c = calibrate(
+        &recycle_rows(&recording(RACING, 3), false, false),
+        &raw(&[]),
+        1,
+    )
+    .expect("calibrates");
+    let accept = c.structure.accept.as_ref().expect("read off chained lives");
+    assert_eq!(accept.lives_from, "lives chained within the fleet");
+    assert_eq!(accept.chosen, "random", "{accept:?}");
+}

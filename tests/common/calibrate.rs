@@ -1,0 +1,108 @@
+//! Helpers for the calibration tests (`tests/calibrate.rs`,
+//! `tests/calibrate_structure.rs`): a simulated window read back as a
+//! recording, recycle rows cut from it as platform logs give them, and a
+//! calibration on the default budget.
+
+use fleetsim::Sim;
+use fleetsim::metrics::CsvObserver;
+use fleetsim::replay::calibrate::{Budget, Calibration, Options};
+use fleetsim::replay::{Recording, import};
+use fleetsim::scenario::RawScenario;
+
+use super::scenario;
+
+/// Simulates `sets` on the default scenario and reads events.csv back.
+pub fn recording(sets: &[&str], seed: u64) -> Recording {
+    let sc = scenario(sets);
+    let (mut events, mut timeline) = (Vec::new(), Vec::new());
+    let mut obs = CsvObserver::new(
+        &mut events,
+        &mut timeline,
+        sc.policy.base_limit_mb,
+        sc.policy.hard_limit_mb,
+    );
+    Sim::new(&sc, seed, &mut obs)
+        .run()
+        .expect("the run completes");
+    obs.finish().expect("in-memory writes succeed");
+    let text = String::from_utf8(events).expect("UTF-8");
+    let part = import::parse("sim.csv", &text).expect("own CSV parses");
+    Recording::assemble(vec![part]).expect("one file assembles")
+}
+
+/// The raw scenario of `text` with `sets`.
+pub fn raw_of(text: &str, sets: &[&str]) -> RawScenario {
+    let overrides: Vec<_> = sets
+        .iter()
+        .map(|s| fleetsim::scenario::parse_override(s).unwrap())
+        .collect();
+    fleetsim::scenario::load(text, "<base>", &overrides, &mut |p: &str| {
+        Err(format!("no side files ({p})"))
+    })
+    .unwrap_or_else(|e| panic!("the base loads: {e}"))
+    .0
+}
+
+pub fn raw(sets: &[&str]) -> RawScenario {
+    raw_of(fleetsim::scenario::DEFAULT_SCENARIO, sets)
+}
+
+pub fn calibrate(
+    rec: &Recording,
+    base: &RawScenario,
+    seed: u64,
+) -> Result<Calibration, fleetsim::replay::calibrate::CalibrateError> {
+    fleetsim::replay::calibrate::calibrate(
+        rec,
+        base,
+        seed,
+        Budget::DEFAULT,
+        Options::DEFAULT,
+        &|_| (),
+    )
+}
+
+pub fn value(c: &Calibration, key: &str) -> f64 {
+    c.get(key)
+        .unwrap_or_else(|| panic!("{key} not fitted"))
+        .value
+}
+
+/// `rec` cut down to what platform logs give: recycle rows with time,
+/// instance and worker (unless `ids` is false), rss, limit and requests,
+/// optionally rounded to whole MB.
+pub fn recycle_rows(rec: &Recording, ids: bool, whole_mb: bool) -> Recording {
+    let mut text = String::from(if ids {
+        "ts,event,instance,worker,rss_mb,limit_mb,requests\n"
+    } else {
+        "ts,event,rss_mb,limit_mb,requests\n"
+    });
+    let mb = |x: f64| {
+        if whole_mb {
+            format!("{}", x.round())
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    for e in rec.recycles() {
+        let (Some(rss), Some(limit), Some(n)) = (e.rss_mb, e.limit_mb, e.requests) else {
+            continue;
+        };
+        let who = if ids {
+            format!(
+                "{},{},",
+                e.instance.as_deref().unwrap_or(""),
+                e.worker.as_deref().unwrap_or("")
+            )
+        } else {
+            String::new()
+        };
+        text += &format!(
+            "{:.3},worker_recycled,{who}{},{},{n}\n",
+            e.t_s,
+            mb(rss),
+            mb(limit)
+        );
+    }
+    Recording::assemble(vec![import::parse("rows.csv", &text).unwrap()]).unwrap()
+}
