@@ -125,3 +125,81 @@ fn which_idle_worker_takes_a_request_is_read_off_slot_lives() {
     assert_eq!(accept.lives_from, "lives chained within the fleet");
     assert_eq!(accept.chosen, "random", "{accept:?}");
 }
+
+/// A slow fleet whose instances hand each request to their first idle
+/// worker (`fleet.accept = "first"`: HAProxy's `balance first`, or a model
+/// that scans its workers for the first idle one): 1.16 rps over 2 x 3
+/// workers, so each instance's first slot serves nearly everything and
+/// its siblings seldom recycle. Read as an even fleet, the first slot's
+/// lives put the rate at about twice the truth's and its overshoot past
+/// any boot (tools/truth/CLEANROOM.md's h4 fed first: rps +96%).
+const FED_FIRST: &[&str] = &[
+    "run.duration_h=24",
+    "fleet.accept=first",
+    "fleet.boot_rss_mb=348",
+    "fleet.leak.mean_mb_per_request=0.145",
+    "fleet.leak.cv=0.5",
+    "fleet.leak.warmup_mb=0",
+    "fleet.leak.step_probability=0",
+    "policy.base_limit_mb=500",
+    "policy.jitter_mb=56",
+    "policy.hard_limit_mb=650",
+    "workload.rps=1.16",
+    "workload.profile=constant",
+    "policy.busy_deferral=false",
+];
+
+#[test]
+fn a_first_slots_preference_is_read_off_which_slots_recycle_and_the_rate_off_the_window() {
+    let rec = recycle_rows(&recording(FED_FIRST, 5), true, false);
+    // The engine: one slot of each instance does nearly all the recycling.
+    let mut per_slot = std::collections::BTreeMap::<(String, String), usize>::new();
+    for e in rec.recycles() {
+        *per_slot
+            .entry((e.instance.clone().unwrap(), e.worker.clone().unwrap()))
+            .or_default() += 1;
+    }
+    let total: usize = per_slot.values().sum();
+    let top: usize = ["inst-0", "inst-1"]
+        .iter()
+        .map(|i| {
+            per_slot
+                .iter()
+                .filter(|((x, _), _)| x == i)
+                .map(|(_, n)| *n)
+                .max()
+                .unwrap_or(0)
+        })
+        .sum();
+    assert!(top as f64 >= 0.9 * total as f64, "{per_slot:?}");
+
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    let accept = c.structure.accept.as_ref().expect("read off the slots");
+    assert_eq!(accept.chosen, "first", "{accept:?}\n{}", shown());
+    let share = accept.top_share.as_ref().expect("slot ids: the share read");
+    assert!(share.recorded >= 0.9 && share.first >= 0.85, "{share:?}");
+    assert!(
+        share.longest_idle < 0.6 && share.random < 0.6,
+        "fed alike, the slots recycle alike: {share:?}"
+    );
+    let fixed = |k: &str| {
+        c.fixed
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|x| x.1.clone())
+    };
+    assert_eq!(
+        fixed("fleet.accept"),
+        Some(toml::Value::String("first".into()))
+    );
+    // The siblings that never recycled do not shrink the instances.
+    assert_eq!(fixed("fleet.workers_per_instance"), None, "{}", shown());
+    assert_eq!(fixed("fleet.warm_start"), Some(toml::Value::Boolean(true)));
+    assert_eq!(
+        c.structure.rate_from,
+        "requests over the window, paced by complete slot lives"
+    );
+    let rps = value(&c, "workload.rps");
+    assert!((rps / 1.16 - 1.0).abs() < 0.05, "rps {rps}\n{}", shown());
+}

@@ -105,6 +105,11 @@ const ROWS: &[Row] = &[
         fired: |s| s.recycles > 0,
     },
     Row {
+        name: "accept first",
+        sets: &["fleet.accept=first", "run.duration_h=6"],
+        fired: |s| s.recycles > 0,
+    },
+    Row {
         name: "lease disabled",
         sets: &["policy.lease.enabled=false", "run.duration_h=12"],
         fired: |s| {

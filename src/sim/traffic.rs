@@ -241,6 +241,7 @@ impl<O: Observer> Sim<'_, O> {
     fn take_other_idle(&mut self, i: u32) -> Option<(u32, u32)> {
         match self.sc.fleet.accept {
             Accept::Random => self.take_random_idle(i),
+            Accept::First => self.take_first_idle(i),
             _ => self.take_idle_end::<true>(i),
         }
     }
@@ -282,6 +283,23 @@ impl<O: Observer> Sim<'_, O> {
             return None;
         }
         let k = self.streams.routing.random_range(0..idle.len());
+        let (w, _) = idle.remove(k).expect("k is an index of the idle list");
+        let slot = self.slots_of(w).iter().position(Option::is_none);
+        debug_assert!(slot.is_some(), "idle entry for a full worker");
+        slot.map(|slot| (w, slot as u32))
+    }
+
+    /// `fleet.accept = "first"`: the free serving slot of instance `i`'s
+    /// idle worker in the lowest slot (the lowest index: an instance's
+    /// workers are numbered in slot order), stale entries dropped first.
+    fn take_first_idle(&mut self, i: u32) -> Option<(u32, u32)> {
+        let workers = &self.workers;
+        let idle = &mut self.instances[i as usize].idle;
+        idle.retain(|&(w, generation)| {
+            let worker = &workers[w as usize];
+            worker.generation == generation && worker.state == WorkerState::Serving
+        });
+        let (k, _) = idle.iter().enumerate().min_by_key(|(_, e)| e.0)?;
         let (w, _) = idle.remove(k).expect("k is an index of the idle list");
         let slot = self.slots_of(w).iter().position(Option::is_none);
         debug_assert!(slot.is_some(), "idle entry for a full worker");

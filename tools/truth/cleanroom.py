@@ -47,7 +47,7 @@ def lognormal_params(mean, cv):
 
 class Worker:
     __slots__ = ("inst", "slot", "name", "rng", "v", "limit", "rss", "req",
-                 "state", "draining", "over_since", "gen", "born")
+                 "state", "draining", "over_since", "gen", "born", "idle_since")
 
 
 class Instance:
@@ -116,6 +116,7 @@ class Fleet:
             w.req = int(u * runway / w.v)
             w.rss = self.boot + w.req * w.v
             w.state = "idle"
+            w.idle_since = self.env.now
             self.env.process(self.sampler(w, w.gen, phase))
         else:
             w.req = 0
@@ -128,6 +129,7 @@ class Fleet:
         if w.gen != gen:
             return
         w.state = "idle"
+        w.idle_since = self.env.now
         self.take_next(w)
         # the sampling thread starts with the worker: first sample a tick later
         yield self.env.timeout(TICK_S)
@@ -160,7 +162,12 @@ class Fleet:
                 a.popleft()
             idle = [w for w in inst.workers if w.state == "idle"]
             if idle:
-                w = idle[0] if len(idle) == 1 else self.rng_pick.choice(idle)
+                if len(idle) == 1 or self.p.pick == "first":
+                    w = idle[0]
+                elif self.p.pick == "lifo":
+                    w = max(idle, key=lambda x: x.idle_since)
+                else:
+                    w = self.rng_pick.choice(idle)
                 self.serve(w, st)
             else:
                 inst.queue.append(st)
@@ -177,6 +184,7 @@ class Fleet:
         w.rss += w.v
         w.req += 1
         w.state = "idle"
+        w.idle_since = self.env.now
         if self.oom_check(w.inst):
             if w.gen != gen:
                 return
@@ -326,7 +334,10 @@ def params_dict(p):
         "busy_deferral": p.busy_deferral, "busy_rps_per_instance": p.busy_rps,
         "busy_window_s": BUSY_WINDOW_S, "defer_max_s": p.defer_max_s,
         "boot_s": BOOT_S, "service": f"lognormal mean {SERVICE_MEAN_S*1000:.0f} ms cv {SERVICE_CV}",
-        "balancer": "round_robin over instances; random idle worker inside",
+        "balancer": "round_robin over instances; " + {
+            "random": "random idle worker inside",
+            "first": "the first idle worker in slot order inside",
+            "lifo": "the latest idle worker inside"}[p.pick],
         "burn_in_s": BURN_IN_S, "ts": "seconds since window start",
     }
 
@@ -342,6 +353,8 @@ def main():
     ap.add_argument("--hours", type=float, default=24.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--whole-mb", action="store_true")
+    ap.add_argument("--pick", choices=["random", "first", "lifo"], default="random",
+                    help="which idle worker of an instance takes a request (choice 11)")
     ap.add_argument("--no-busy-deferral", dest="busy_deferral", action="store_false")
     ap.add_argument("--busy-rps", type=float, default=1.0,
                     help="instance arrivals/s over the trailing 60 s above which a recycle defers")

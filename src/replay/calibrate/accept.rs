@@ -28,13 +28,25 @@
 //! fleet's pace, and the miss is its own requests' departure from that
 //! pace (narrowed by the matching, which the simulated windows share).
 //!
-//! The reading: the recording's index against simulated windows of each
-//! kind at the plain start point (the base's other settings), read the
-//! recording's way; the kind whose windows' median is nearest in log is
-//! chosen.
+//! Where an instance's first idle worker takes it ("first": a fixed order,
+//! HAProxy's `balance first`, or a model that scans its workers for the
+//! first idle one), the complete lives are nearly all the first slot's,
+//! all at one pace, and their index looks like any other kind's. The rows
+//! say it another way: the first slot recycles and its siblings seldom
+//! do. The share of an instance's recycles its most recycled slot has
+//! (`top_share`: about 0.4 with three slots fed alike, 0.9 and more fed
+//! first) tells it, where rows name their slots; without slot ids it is
+//! not read (a first slot's lives chained at the fleet's pace look like
+//! three slots' lives, and its overshoot like a slower worker's).
+//!
+//! The reading: the recording's index (and top share) against simulated
+//! windows of each kind at the plain start point (the base's other
+//! settings), read the recording's way; the kind whose windows' medians
+//! are nearest in log, summed over the two, is chosen.
 
-/// The kinds read, as `[fleet] accept` says them.
-pub const KINDS: [&str; 3] = ["longest_idle", "random", "most_recent"];
+/// The kinds read, as `[fleet] accept` says them; the last only where rows
+/// name their slots (`top_share`).
+pub const KINDS: [&str; 4] = ["longest_idle", "random", "most_recent", "first"];
 
 use super::fit::{self, Theta};
 use super::lives::{self, Lives};
@@ -76,7 +88,7 @@ pub fn dispersion(
     min_lives: usize,
 ) -> Option<(f64, usize)> {
     let found = match s.lives {
-        Lives::Slots => lives::slot_lives(s),
+        Lives::Slots | Lives::SlotsFedFirst => lives::slot_lives(s),
         // Chained where each row's life most likely began: at a pace
         // shared by the fleet, the chain's miss is the life's own.
         Lives::ChainedByInstance | Lives::ChainedInFleet => {
@@ -139,6 +151,26 @@ const KEPT: f64 = 0.9;
 /// `F_3(2.7055) / 0.9`. The index is 1 for Poisson counts.
 const CHI2_1_KEPT_MEAN: f64 = 0.623_015;
 
+/// The share of the recycles of each instance that its most recycled slot
+/// has, over the instances (`sum max / sum all`), where rows name their
+/// slots; `None` otherwise, or with fewer than `min_rows` rows.
+pub fn top_share(s: &Sample, min_rows: usize) -> Option<f64> {
+    if !matches!(s.lives, Lives::Slots | Lives::SlotsFedFirst) || s.rows.len() < min_rows.max(1) {
+        return None;
+    }
+    let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+    for r in &s.rows {
+        let (i, w) = r.slot.as_ref()?;
+        *counts.entry((i.as_str(), w.as_str())).or_default() += 1;
+    }
+    let mut top: std::collections::BTreeMap<&str, usize> = Default::default();
+    for ((i, _), n) in counts {
+        let t = top.entry(i).or_default();
+        *t = (*t).max(n);
+    }
+    Some(top.values().sum::<usize>() as f64 / s.rows.len() as f64)
+}
+
 fn median_sorted(v: &[f64]) -> f64 {
     let k = v.len() / 2;
     if v.len() % 2 == 1 {
@@ -156,14 +188,30 @@ pub struct Reading {
     pub recorded: f64,
     pub lives: usize,
     pub lives_from: &'static str,
-    /// The simulated windows' median index under each kind.
+    /// The simulated windows' median index under each kind (`first`
+    /// only where the top share is read).
     pub longest_idle: f64,
     pub random: f64,
     pub most_recent: f64,
+    pub first: Option<f64>,
+    /// The recording's top share and the simulated windows' median under
+    /// each kind, where rows name their slots.
+    pub top_share: Option<TopShare>,
     /// One of `KINDS`, or "none" where the windows of the kind nearest
     /// the recording and the next are within `SEPARABLE` (the base's is
     /// kept).
     pub chosen: &'static str,
+}
+
+/// The share of an instance's recycles its most recycled slot has
+/// (`top_share`), recorded and simulated under each kind.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TopShare {
+    pub recorded: f64,
+    pub longest_idle: f64,
+    pub random: f64,
+    pub most_recent: f64,
+    pub first: f64,
 }
 
 impl Reading {
@@ -173,6 +221,7 @@ impl Reading {
             "longest_idle" => Some(Accept::LongestIdle),
             "random" => Some(Accept::Random),
             "most_recent" => Some(Accept::MostRecent),
+            "first" => Some(Accept::First),
             _ => None,
         }
     }
@@ -193,11 +242,24 @@ impl Reading {
         } else {
             format!("{} read", self.chosen)
         };
+        let first = self.first.map_or(String::new(), |f| {
+            format!(", {f:.2} with the first idle slot")
+        });
+        let share = self.top_share.as_ref().map_or(
+            "; the first slot's preference not read without slot ids".to_string(),
+            |t| {
+                format!(
+                    "; the most recycled slot's share of its instance's recycles {:.2}, \
+                     simulated {:.2}, {:.2}, {:.2}, {:.2}",
+                    t.recorded, t.longest_idle, t.random, t.most_recent, t.first
+                )
+            },
+        );
         format!(
             "which idle worker takes a request (fleet.accept): {what} off {} {} \
              (their requests' index of dispersion {:.2}; simulated windows {:.2} with the \
              longest idle taking it, {:.2} with any idle one at random, {:.2} with the \
-             latest idle)",
+             latest idle{first}{share})",
             self.lives,
             self.lives_from,
             self.recorded,
@@ -208,23 +270,28 @@ impl Reading {
     }
 }
 
-/// How many times apart two kinds' simulated medians must be for the
-/// recording to tell them apart: their windows' own spread, a factor of
-/// about 1.3 at 70 lives, leaves a factor of 2 clear.
+/// How far apart (in log, summed over the statistics) two kinds'
+/// simulated medians must be for the recording to tell them apart: their
+/// windows' own spread, a factor of about 1.3 at 70 lives, leaves a factor
+/// of 2 clear.
 pub const SEPARABLE: f64 = 2.0;
 
-/// The kind (of `KINDS`) whose simulated median in `medians` is nearest
-/// `recorded` in log, the first on a tie; `None` when the next nearest's
-/// median is within `SEPARABLE` of it (the windows cannot tell them apart
-/// here: a busy fleet's workers are seldom all idle, so whichever takes a
-/// request matters little).
-pub fn choose(recorded: f64, medians: [f64; 3]) -> Option<&'static str> {
+/// The kind (of `KINDS`, as many as `medians` has) whose simulated
+/// medians are nearest the recorded ones in log, summed over the
+/// statistics (the index, and the top share where read), the first on a
+/// tie; `None` when the next nearest kind's medians are within
+/// `SEPARABLE` of its (the windows cannot tell them apart here: a busy
+/// fleet's workers are seldom all idle, so whichever takes a request
+/// matters little).
+pub fn choose(recorded: &[f64], medians: &[Vec<f64>]) -> Option<&'static str> {
     let ln = |x: f64| x.max(1e-9).ln();
-    let d = |x: f64| (ln(recorded) - ln(x)).abs();
-    let mut order: Vec<usize> = (0..KINDS.len()).collect();
-    order.sort_by(|&a, &b| d(medians[a]).total_cmp(&d(medians[b])));
-    let (best, next) = (order[0], order[1]);
-    ((ln(medians[best]) - ln(medians[next])).abs() >= SEPARABLE.ln()).then_some(KINDS[best])
+    let apart = |a: &[f64], b: &[f64]| -> f64 {
+        a.iter().zip(b).map(|(x, y)| (ln(*x) - ln(*y)).abs()).sum()
+    };
+    let mut order: Vec<usize> = (0..medians.len().min(KINDS.len())).collect();
+    order.sort_by(|&a, &b| apart(recorded, &medians[a]).total_cmp(&apart(recorded, &medians[b])));
+    let (best, next) = (*order.first()?, *order.get(1)?);
+    (apart(&medians[best], &medians[next]) >= SEPARABLE.ln()).then_some(KINDS[best])
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -249,26 +316,40 @@ pub fn read(
     let data = &boot.data;
     let ready_s = base.fleet.boot.as_secs_f64();
     let (recorded, lives) = dispersion(&regime.sample, &cx, ready_s, MIN_LIVES)?;
-    let at: Theta = structures
+    let share = top_share(&regime.sample, MIN_LIVES);
+    let kinds = if share.is_some() { KINDS.len() } else { 3 };
+    // At the rows' requests over the window, not the lives' rate: a first
+    // slot's lives run at its instance's pace, which read as every
+    // worker's would simulate a fleet several times busier than the
+    // recording's (a window's rate misses a few percent: enough here).
+    let mut at: Theta = structures
         .start(super::Memory::Plain, data)
         .clamp(shared.floor_boot);
+    let s = &regime.sample;
+    let window_rate = s.rows.iter().map(|r| r.requests).sum::<f64>() / (s.end_s - s.start_s);
+    if window_rate.is_finite() && window_rate > 0.0 {
+        at.ln_rps = window_rate.ln();
+    }
     let seeds = fit::seeds(shared.key, 9, windows(shared.budget));
-    let mut medians = [0.0; 3];
-    for (k, kind) in KINDS.into_iter().enumerate() {
+    // Per kind, the windows' median index and top share.
+    let mut medians = Vec::new();
+    for kind in &KINDS[..kinds] {
         let mut sets = structures
             .checked_sets(super::Memory::Plain, super::Deferral::Off)
             .ok()?;
         sets.push(Override {
             key: "fleet.accept".into(),
-            value: toml::Value::String(kind.into()),
+            value: toml::Value::String((*kind).into()),
         });
         let p = shared.problem(data, cx, sets);
         let sc = p.build(&at)?;
-        let got: Vec<f64> = seeds
+        let got: Vec<(f64, Option<f64>)> = seeds
             .par_iter()
             .map(|&seed| {
-                let d = fit::simulate(&sc, seed, p.look)
-                    .and_then(|x| dispersion(&x, &cx, ready_s, MIN_SIM_LIVES).map(|d| d.0));
+                let d = fit::simulate(&sc, seed, p.look).and_then(|x| {
+                    let d = dispersion(&x, &cx, ready_s, MIN_SIM_LIVES)?.0;
+                    Some((d, top_share(&x, MIN_SIM_LIVES)))
+                });
                 (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
                 d
             })
@@ -279,16 +360,30 @@ pub fn read(
         if got.len() * 2 < seeds.len() {
             return None;
         }
-        medians[k] = median(got)?;
+        let mut m = vec![median(got.iter().map(|g| g.0).collect())?];
+        if share.is_some() {
+            m.push(median(got.iter().filter_map(|g| g.1).collect())?);
+        }
+        medians.push(m);
     }
+    let mut recorded_stats = vec![recorded];
+    recorded_stats.extend(share);
     Some(Reading {
         recorded,
         lives,
         lives_from: regime.sample.lives.label(),
-        longest_idle: medians[0],
-        random: medians[1],
-        most_recent: medians[2],
-        chosen: choose(recorded, medians).unwrap_or("none"),
+        longest_idle: medians[0][0],
+        random: medians[1][0],
+        most_recent: medians[2][0],
+        first: medians.get(3).map(|m| m[0]),
+        top_share: share.map(|recorded| TopShare {
+            recorded,
+            longest_idle: medians[0][1],
+            random: medians[1][1],
+            most_recent: medians[2][1],
+            first: medians[3][1],
+        }),
+        chosen: choose(&recorded_stats, &medians).unwrap_or("none"),
     })
 }
 
@@ -384,16 +479,49 @@ mod tests {
 
     #[test]
     fn the_nearer_kind_in_log_is_chosen_where_the_kinds_differ() {
-        let m = [0.18, 0.85, 40.0];
-        assert_eq!(choose(0.2, m), Some("longest_idle"));
-        assert_eq!(choose(0.7, m), Some("random"));
+        let m: Vec<Vec<f64>> = [0.18, 0.85, 40.0].iter().map(|&x| vec![x]).collect();
+        let c = |x: f64| choose(&[x], &m);
+        assert_eq!(c(0.2), Some("longest_idle"));
+        assert_eq!(c(0.7), Some("random"));
         // Between two: their geometric mean decides (0.39, 5.8).
-        assert_eq!(choose(0.38, m), Some("longest_idle"));
-        assert_eq!(choose(0.41, m), Some("random"));
-        assert_eq!(choose(5.7, m), Some("random"));
-        assert_eq!(choose(5.9, m), Some("most_recent"));
+        assert_eq!(c(0.38), Some("longest_idle"));
+        assert_eq!(c(0.41), Some("random"));
+        assert_eq!(c(5.7), Some("random"));
+        assert_eq!(c(5.9), Some("most_recent"));
         // A busy fleet: in turn and racing alike.
-        assert_eq!(choose(70.0, [75.4, 73.9, 1099.0]), None);
-        assert_eq!(choose(900.0, [75.4, 73.9, 1099.0]), Some("most_recent"));
+        let busy: Vec<Vec<f64>> = [75.4, 73.9, 1099.0].iter().map(|&x| vec![x]).collect();
+        assert_eq!(choose(&[70.0], &busy), None);
+        assert_eq!(choose(&[900.0], &busy), Some("most_recent"));
+    }
+
+    #[test]
+    fn the_first_slots_preference_is_read_off_the_top_share_where_the_index_is_alike() {
+        // f6 of tools/truth/CLEANROOM.md fed first: an index between in
+        // turn and racing, but one slot of each instance recycling.
+        let m = vec![
+            vec![0.31, 0.41],
+            vec![0.73, 0.43],
+            vec![11.4, 0.62],
+            vec![0.40, 0.97],
+        ];
+        assert_eq!(choose(&[0.46, 0.98], &m), Some("first"));
+        // The same index with the slots recycling alike: in turn.
+        assert_eq!(choose(&[0.40, 0.42], &m), Some("longest_idle"));
+        assert_eq!(choose(&[0.70, 0.45], &m), Some("random"));
+    }
+
+    #[test]
+    fn the_top_share_counts_each_instances_most_recycled_slot() {
+        // Six slots (two instances of three), five recycles each: 5 of 15.
+        let s = sample(|_| 300.0);
+        assert!((top_share(&s, 1).unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        // One slot of each instance recycling alone: 1.
+        let mut s = sample(|_| 300.0);
+        s.rows
+            .retain(|r| matches!(r.slot.as_ref().map(|x| x.1.as_str()), Some("w0" | "w3")));
+        assert_eq!(top_share(&s, 1), Some(1.0));
+        assert_eq!(top_share(&s, 11), None, "10 rows");
+        s.lives = Lives::ChainedByInstance;
+        assert_eq!(top_share(&s, 1), None, "no slot ids");
     }
 }

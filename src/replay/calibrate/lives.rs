@@ -15,6 +15,12 @@ pub enum Lives {
     /// Rows name a worker slot that recycles again (`w0`, `w1`...): a
     /// slot's consecutive recycles bound one life.
     Slots,
+    /// Slots as above, fed in a fixed order (`[fleet] accept = "first"`,
+    /// read off the rows): the lives are nearly all the first slot's, at
+    /// its instance's pace, and their rate hardly moves with the fleet's,
+    /// so the rate is the rows' requests over the window and the lives
+    /// give the pace a recycling worker's overshoot is counted in.
+    SlotsFedFirst,
     /// Rows name their instance but not a slot that recycles again (a pid
     /// per life): each life is chained to the instance's recycle it most
     /// likely began at (`chained_lives`).
@@ -34,6 +40,7 @@ impl Lives {
     pub fn label(self) -> &'static str {
         match self {
             Lives::Slots => "complete slot lives",
+            Lives::SlotsFedFirst => "requests over the window, paced by complete slot lives",
             Lives::ChainedByInstance => "lives chained within each instance",
             Lives::ChainedInFleet => "lives chained within the fleet",
             Lives::Window => "requests over the window",
@@ -107,7 +114,7 @@ pub(super) fn complete(
     pace: Pace,
 ) -> Vec<(f64, f64, f64)> {
     match s.lives {
-        Lives::Slots => slot_lives(s),
+        Lives::Slots | Lives::SlotsFedFirst => slot_lives(s),
         Lives::Window => Vec::new(),
         chained => {
             let slots = if chained == Lives::ChainedByInstance {

@@ -210,7 +210,8 @@ pub fn calibrate_observed(
         clock.span_s,
         &mut notes,
     ));
-    let profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
+    let before_profile = fixed.clone();
+    let mut profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
     // A chained rate the window's requests rule out (`moments::traffic`):
     // the recording and every simulated window are read the window's way.
     regime.sample.lives = regime.sample.lives.coarser(profile.traffic.from);
@@ -237,6 +238,31 @@ pub fn calibrate_observed(
                 notes.push(r.note());
                 if r.accept().is_some_and(|a| a != base_sc.fleet.accept) {
                     fixed.push(r.set());
+                }
+                if r.accept() == Some(crate::scenario::Accept::First) {
+                    // A first slot's lives run at its instance's pace and its
+                    // siblings' at a trickle: their rate over complete lives
+                    // hardly moves with the fleet's (a busier fleet completes
+                    // more of the siblings' slow lives; 5.05 at the truth's
+                    // 1.75 rps and 5.38 at 3.12 on tools/truth/CLEANROOM.md's
+                    // f6 fed first). The rows' requests over the window do,
+                    // and the lives give the first slot's pace
+                    // (`Lives::SlotsFedFirst`): the profile, the cold start
+                    // and the boot statistics are read again so.
+                    regime.sample.lives = moments::Lives::SlotsFedFirst;
+                    fixed = before_profile.clone();
+                    profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
+                    regime.sample.lives = regime.sample.lives.coarser(profile.traffic.from);
+                    fixed.push(r.set());
+                    boot_notes.clear();
+                    boot = setup::boot_statistics(
+                        &regime,
+                        &clock,
+                        profile.shape,
+                        observed,
+                        moments::UNHELD_TARGETS,
+                        &mut boot_notes,
+                    )?;
                 }
                 accept_reading = Some(r);
             }
@@ -481,7 +507,8 @@ pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) 
     } else {
         0
     };
-    // The accept reading, where the rows have slot lives.
+    // The accept reading, where the rows bound lives (four kinds where
+    // they name slots, three otherwise: at most).
     let scan = scan + accept::KINDS.len() * accept::windows(budget);
     // Each candidate's Newton steps take a Jacobian first, when there are any.
     let newton = if budget.refine > 0 {

@@ -85,10 +85,25 @@ pub fn sample(v: &RegimeView) -> Sample {
 /// (or the window's first) comes as late as a whole life would take.
 pub fn cold_start(s: &Sample, rps: f64, workers: f64) -> bool {
     let per_worker = rps / workers;
-    if s.lives == Lives::Slots {
+    if matches!(s.lives, Lives::Slots | Lives::SlotsFedFirst) {
+        // Fed first, only each instance's most recycled slot runs at the
+        // pace: its siblings' first recycles come late whatever the start.
+        let mut count: BTreeMap<&(String, String), usize> = BTreeMap::new();
+        for r in &s.rows {
+            if let Some(slot) = &r.slot {
+                *count.entry(slot).or_default() += 1;
+            }
+        }
+        let top = |r: &Row| {
+            s.lives == Lives::Slots
+                || r.slot.as_ref().is_some_and(|x| {
+                    let n = count[x];
+                    count.iter().all(|(y, m)| y.0 != x.0 || *m <= n)
+                })
+        };
         let mut firsts: Vec<&Row> = Vec::new();
         for r in &s.rows {
-            if r.slot.is_some() && !firsts.iter().any(|f| f.slot == r.slot) {
+            if r.slot.is_some() && top(r) && !firsts.iter().any(|f| f.slot == r.slot) {
                 firsts.push(r);
             }
         }
@@ -143,6 +158,10 @@ pub struct Traffic {
     pub peak_hour: f64,
     /// How the lives were found the rate was read off (`Window`: none).
     pub from: Lives,
+    /// The rate a recycling worker's pace is `1 / workers` of (the
+    /// overshoot's half-ticks, the cold start): `rps`, but the lives' rate
+    /// where the rows are read `Lives::SlotsFedFirst`.
+    pub pace_rps: f64,
 }
 
 /// The fleet's rate from a sample: `workers * sum(requests) / sum(life)`
@@ -188,7 +207,13 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
     } else {
         Lives::Window
     };
-    let (rate, obs): (f64, Vec<(f64, f64, f64)>) = if from != Lives::Window {
+    let fed_first = s.lives == Lives::SlotsFedFirst;
+    let pace_rps = if fed_first && from != Lives::Window {
+        over_lives
+    } else {
+        window_rate
+    };
+    let (rate, obs): (f64, Vec<(f64, f64, f64)>) = if from != Lives::Window && !fed_first {
         (
             over_lives,
             ls.iter().map(|l| (l.0, l.1, workers * l.2)).collect(),
@@ -207,6 +232,7 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
         amplitude_se,
         peak_hour,
         from,
+        pace_rps: if fed_first { pace_rps } else { rate },
     })
 }
 
@@ -228,7 +254,7 @@ const CHAIN_BAND: f64 = 1.0;
 /// Whether a rate from slot lives is taken as it is, or a chained one
 /// lies within `CHAIN_BAND` of the window's rate.
 fn believable(s: &Sample, rate: f64, window_rate: f64, workers: f64, span: f64) -> bool {
-    if s.lives == Lives::Slots {
+    if matches!(s.lives, Lives::Slots | Lives::SlotsFedFirst) {
         return true;
     }
     let mut q: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();
@@ -500,7 +526,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
     let limits: Vec<f64> = s.rows.iter().map(|r| r.limit_mb).collect();
     let (base_mb, jitter_mb) = uniform(&limits);
     let tr = traffic(s, cx.workers, cx.per_instance, cx.shape.start_hour)?;
-    let q_quantile = |b: f64, p: f64| quantile(&overshoots_at(s, cx, tr.rps, b), p);
+    let q_quantile = |b: f64, p: f64| quantile(&overshoots_at(s, cx, tr.pace_rps, b), p);
     let target = |p: f64| {
         OVERSHOOT_QUANTILES
             .iter()
@@ -542,7 +568,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
     let n = ln_v.len() as f64;
     let mu = ln_v.iter().sum::<f64>() / n;
     let sigma = (ln_v.iter().map(|l| (l - mu).powi(2)).sum::<f64>() / n).sqrt();
-    let overshoot = overshoots_at(s, cx, tr.rps, over_boot);
+    let overshoot = overshoots_at(s, cx, tr.pace_rps, over_boot);
     let hours = ((s.end_s - s.start_s) / 3600.0).max(1e-9);
     Some(Moments {
         base_mb,

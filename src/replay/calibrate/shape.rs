@@ -12,7 +12,12 @@
 //! nothing. What is read and differs from the base is set for every
 //! simulation, with a note; what cannot be read keeps the base's value.
 //! What it cannot know: a slot that never recycled in the window is not
-//! named (workers per instance is the most any instance names), and a
+//! named (workers per instance is the most any instance names). Where an
+//! instance's named slots recycle very unequally (one of them less than a
+//! quarter as often as its busiest sibling: a fixed order of preference,
+//! `[fleet] accept = "first"`), a slot fed last may never recycle at all,
+//! so fewer names than the base's workers are not read (the base's count
+//! stays, with a note); more names than the base's always are. And a
 //! recording of part of a fleet is calibrated as that part, so the
 //! fleet-wide gates (lease, bucket) then span fewer instances than the
 //! deployed fleet's; the note names the change, and `--scenario` does not
@@ -21,7 +26,7 @@
 use super::setup::Fixed;
 use crate::replay::analyse::regimes::RegimeView;
 use crate::scenario::Scenario;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// What the rows of one instance name.
 #[derive(Default)]
@@ -29,12 +34,29 @@ struct Seen<'a> {
     early: bool,
     late: bool,
     recycles: usize,
-    workers: BTreeSet<&'a str>,
+    /// Recycles per named worker.
+    workers: BTreeMap<&'a str, usize>,
 }
 
-/// The instances and workers per instance `view` names, each `None` when
-/// its names are not stable enough to count.
-pub fn named(view: &RegimeView) -> (Option<usize>, Option<usize>) {
+/// What the rows name: instances and workers per instance (each `None`
+/// when the names are not stable enough to count), and whether some
+/// instance's named slots recycle unequally enough that a slot may have
+/// gone unnamed (`UNEQUAL`).
+pub struct Named {
+    pub instances: Option<usize>,
+    pub workers: Option<usize>,
+    pub unequal: bool,
+}
+
+/// An instance's least recycled named slot below this share of its
+/// busiest's recycles: the slots are not fed alike, and one fed last may
+/// not have recycled at all (fed alike, a slot's count is Poisson about
+/// its siblings': below a quarter of 8 or more recycles is rare, and a
+/// slot that recycles less than twice a day is not counted at all).
+const UNEQUAL: f64 = 0.25;
+
+/// The instances and workers per instance `view` names.
+pub fn named(view: &RegimeView) -> Named {
     let mid = 0.5 * (view.start_s + view.end_s);
     let mut seen: BTreeMap<&str, Seen> = BTreeMap::new();
     for e in &view.events {
@@ -51,7 +73,7 @@ pub fn named(view: &RegimeView) -> (Option<usize>, Option<usize>) {
             s.recycles += 1;
         }
         if let Some(w) = e.worker.as_deref() {
-            s.workers.insert(w);
+            *s.workers.entry(w).or_default() += e.is_recycle() as usize;
         }
     }
     let instances =
@@ -60,7 +82,18 @@ pub fn named(view: &RegimeView) -> (Option<usize>, Option<usize>) {
     let recycles: usize = seen.values().map(|s| s.recycles).sum();
     let workers = (names > 0 && recycles >= 2 * names)
         .then(|| seen.values().map(|s| s.workers.len()).max().unwrap_or(0));
-    (instances, workers)
+    let unequal = seen.values().any(|s| {
+        // Names seen only holding (no recycle yet) say nothing of it.
+        let counts = || s.workers.values().copied().filter(|&n| n > 0);
+        let most = counts().max().unwrap_or(0);
+        let least = counts().min().unwrap_or(0);
+        (least as f64) < UNEQUAL * most as f64
+    });
+    Named {
+        instances,
+        workers,
+        unequal,
+    }
 }
 
 /// The overrides that give the simulated fleet the recording's shape, with
@@ -69,7 +102,11 @@ pub fn named(view: &RegimeView) -> (Option<usize>, Option<usize>) {
 /// not say the container's size; its share per worker is kept).
 pub fn fleet_shape(view: &RegimeView, base: &Scenario, notes: &mut Vec<String>) -> Fixed {
     let f = &base.fleet;
-    let (instances, workers) = named(view);
+    let Named {
+        instances,
+        workers,
+        unequal,
+    } = named(view);
     let mut sets = Fixed::new();
     let mut changed = Vec::new();
     match instances {
@@ -86,6 +123,12 @@ pub fn fleet_shape(view: &RegimeView, base: &Scenario, notes: &mut Vec<String>) 
         )),
     }
     match workers {
+        Some(n) if n < f.workers_per_instance && unequal => notes.push(format!(
+            "fleet.workers_per_instance: the rows name at most {n} workers an instance, but \
+             an instance's slots recycle unequally (one less than a quarter as often as a \
+             sibling), so a slot fed last may not have recycled at all; the base's {}",
+            f.workers_per_instance
+        )),
         Some(n) if n != f.workers_per_instance && n > 0 => {
             let container = (f.container_mb * n as f64 / f.workers_per_instance as f64).round();
             sets.push((

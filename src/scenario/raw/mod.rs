@@ -171,6 +171,12 @@ pub enum Accept {
     /// sends nearly all its requests to one worker and its siblings age
     /// slowly.
     MostRecent,
+    /// The idle worker in the lowest slot: a fixed order of preference,
+    /// as HAProxy's `balance first` gives servers (the first with a free
+    /// connection slot) and as a model that scans its workers for the
+    /// first idle one does. A quiet instance sends nearly all its requests
+    /// to its first worker, whatever has happened since.
+    First,
 }
 
 impl Accept {

@@ -64,7 +64,7 @@ pub fn fallback(sc: &Scenario) -> Option<&'static str> {
     Some(if sc.engine.is_aggregate() {
         "the aggregate engine"
     } else if f.accept != Accept::LongestIdle {
-        "fleet.accept = \"random\" or \"most_recent\" (a request does not take the slot idle longest)"
+        "fleet.accept = \"random\", \"most_recent\" or \"first\" (a request does not take the slot idle longest)"
     } else if f.concurrency != 1 {
         "fleet.concurrency above 1 (a worker's requests can complete out of order)"
     } else if matches!(sc.client.connections, Connections::Pinned { .. }) {
