@@ -470,6 +470,9 @@ pub struct Moments {
     pub velocity_mean: f64,
     pub velocity_cv: f64,
     pub rps: f64,
+    /// The rate the overshoot's half-ticks are a worker's share of
+    /// (`Traffic::pace_rps`).
+    pub pace_rps: f64,
     /// Recycles per hour.
     pub rate_per_h: f64,
     /// Sorted: requests per worker, margin over the limit, and the
@@ -582,6 +585,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         velocity_mean: (mu + sigma * sigma / 2.0).exp(),
         velocity_cv: ((sigma * sigma).exp() - 1.0).sqrt(),
         rps: tr.rps,
+        pace_rps: tr.pace_rps,
         rate_per_h: s.rows.len() as f64 / hours,
         requests: sorted(s.rows.iter().map(|r| r.requests).collect()),
         margins_mb: sorted(s.rows.iter().map(|r| r.rss_mb - r.limit_mb).collect()),
