@@ -187,7 +187,7 @@ pub fn scan(
     };
     let recorded: Vec<Vec<f64>> = boots
         .iter()
-        .map(|&b| moments::overshoots_at(&regime.sample, &cx, data.pace_rps, b))
+        .map(|&b| moments::overshoots_at(&regime.sample, &cx, data.rps, b))
         .collect();
     // The windows' overshoot over their own boot.
     let mut sim_cx = cx;

@@ -65,7 +65,7 @@ pub use output::{calibrated_toml, render};
 use super::analyse::regimes;
 use super::recording::Recording;
 use crate::engine::rng::mix64;
-use crate::scenario::{Connections, Override, RawScenario};
+use crate::scenario::{Accept, Connections, Override, RawScenario};
 use deferral::Deferral;
 use observed::Observed;
 use setup::{BaseText, Structures};
@@ -195,7 +195,7 @@ pub fn calibrate_observed(
     let shape = shape::fleet_shape(regime.view, &load_base(&[])?, &mut notes);
     let base_sc = load_base(&setup::overrides(&shape))?;
 
-    let clock = setup::clock(
+    let mut clock = setup::clock(
         base,
         &base_sc,
         regime.view,
@@ -239,7 +239,8 @@ pub fn calibrate_observed(
                 if r.accept().is_some_and(|a| a != base_sc.fleet.accept) {
                     fixed.push(r.set());
                 }
-                if r.accept() == Some(crate::scenario::Accept::First) {
+                let hot = matches!(r.accept(), Some(Accept::MostRecent | Accept::First));
+                if r.accept() == Some(Accept::First) {
                     // A first slot's lives run at its instance's pace and its
                     // siblings' at a trickle: their rate over complete lives
                     // hardly moves with the fleet's (a busier fleet completes
@@ -247,13 +248,18 @@ pub fn calibrate_observed(
                     // 1.75 rps and 5.38 at 3.12 on tools/truth/CLEANROOM.md's
                     // f6 fed first). The rows' requests over the window do,
                     // and the lives give the first slot's pace
-                    // (`Lives::SlotsFedFirst`): the profile, the cold start
-                    // and the boot statistics are read again so.
+                    // (`Lives::SlotsFedFirst`): the profile and the cold
+                    // start are read again so.
                     regime.sample.lives = moments::Lives::SlotsFedFirst;
                     fixed = before_profile.clone();
                     profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
                     regime.sample.lives = regime.sample.lives.coarser(profile.traffic.from);
                     fixed.push(r.set());
+                }
+                if hot {
+                    // One worker an instance takes nearly every request: a
+                    // recycle's overshoot is counted at the instance's pace.
+                    clock.hot = true;
                     boot_notes.clear();
                     boot = setup::boot_statistics(
                         &regime,

@@ -158,9 +158,10 @@ pub struct Traffic {
     pub peak_hour: f64,
     /// How the lives were found the rate was read off (`Window`: none).
     pub from: Lives,
-    /// The rate a recycling worker's pace is `1 / workers` of (the
-    /// overshoot's half-ticks, the cold start): `rps`, but the lives' rate
-    /// where the rows are read `Lives::SlotsFedFirst`.
+    /// The rate a slot's pace is `1 / workers` of for the cold start:
+    /// `rps`, but the lives' rate where the rows are read
+    /// `Lives::SlotsFedFirst` (the first slot's pace, read as every
+    /// worker's).
     pub pace_rps: f64,
 }
 
@@ -381,7 +382,7 @@ pub fn overshoots_at(s: &Sample, cx: &Context, rps: f64, b: f64) -> Vec<f64> {
         s.rows
             .iter()
             .map(|r| {
-                let tick = rps * cx.shape.factor(r.t_s - s.start_s) / cx.workers * cx.tick_s;
+                let tick = rps * cx.shape.factor(r.t_s - s.start_s) / cx.pace_workers * cx.tick_s;
                 overshoot_requests(r, b) / (tick / 2.0).max(1e-9)
             })
             .collect(),
@@ -470,9 +471,6 @@ pub struct Moments {
     pub velocity_mean: f64,
     pub velocity_cv: f64,
     pub rps: f64,
-    /// The rate the overshoot's half-ticks are a worker's share of
-    /// (`Traffic::pace_rps`).
-    pub pace_rps: f64,
     /// Recycles per hour.
     pub rate_per_h: f64,
     /// Sorted: requests per worker, margin over the limit, and the
@@ -490,6 +488,14 @@ pub struct Context {
     pub workers: f64,
     /// Workers to an instance (the chains of `Lives::ChainedByInstance`).
     pub per_instance: f64,
+    /// The workers the rate is shared among at the pace of a worker near
+    /// its limit (the overshoot's half-ticks): the fleet's, or one an
+    /// instance where one worker takes nearly every request
+    /// (`Clock::hot`: `fleet.accept` most_recent or first, read off the
+    /// rows; read at every worker's pace, their recycles overshoot by
+    /// about three times the half-ticks an unheld recycle does, past the
+    /// statistic's every boot).
+    pub pace_workers: f64,
     pub shape: Shape,
     /// The weight of the overshoot statistic in the boot estimate (the
     /// rest is the slope statistic's): chosen once per calibration from
@@ -529,7 +535,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
     let limits: Vec<f64> = s.rows.iter().map(|r| r.limit_mb).collect();
     let (base_mb, jitter_mb) = uniform(&limits);
     let tr = traffic(s, cx.workers, cx.per_instance, cx.shape.start_hour)?;
-    let q_quantile = |b: f64, p: f64| quantile(&overshoots_at(s, cx, tr.pace_rps, b), p);
+    let q_quantile = |b: f64, p: f64| quantile(&overshoots_at(s, cx, tr.rps, b), p);
     let target = |p: f64| {
         OVERSHOOT_QUANTILES
             .iter()
@@ -571,7 +577,7 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
     let n = ln_v.len() as f64;
     let mu = ln_v.iter().sum::<f64>() / n;
     let sigma = (ln_v.iter().map(|l| (l - mu).powi(2)).sum::<f64>() / n).sqrt();
-    let overshoot = overshoots_at(s, cx, tr.pace_rps, over_boot);
+    let overshoot = overshoots_at(s, cx, tr.rps, over_boot);
     let hours = ((s.end_s - s.start_s) / 3600.0).max(1e-9);
     Some(Moments {
         base_mb,
@@ -585,7 +591,6 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         velocity_mean: (mu + sigma * sigma / 2.0).exp(),
         velocity_cv: ((sigma * sigma).exp() - 1.0).sqrt(),
         rps: tr.rps,
-        pace_rps: tr.pace_rps,
         rate_per_h: s.rows.len() as f64 / hours,
         requests: sorted(s.rows.iter().map(|r| r.requests).collect()),
         margins_mb: sorted(s.rows.iter().map(|r| r.rss_mb - r.limit_mb).collect()),
@@ -638,6 +643,7 @@ mod tests {
             overshoot_quantile: OVERSHOOT_QUANTILE,
             overshoot_targets: UNHELD_TARGETS,
             known_boot_mb: None,
+            pace_workers: 6.0,
         };
         // Force the rate the test assumes: requests over the span give it.
         let total: f64 = s.rows.iter().map(|r| r.requests).sum();

@@ -92,6 +92,10 @@ pub struct Clock {
     pub tick_s: f64,
     /// `--fit-tick`: fit the tick with boot where the recording allows.
     pub fit_tick: bool,
+    /// One worker an instance takes nearly every request (`fleet.accept`
+    /// most_recent or first, read off the rows): the overshoot is counted
+    /// at the instance's pace (`Context::pace_workers`).
+    pub hot: bool,
 }
 
 /// The regime's clock: the base's start hour moved by where the regime
@@ -131,6 +135,7 @@ pub fn clock(
         tick,
         tick_s,
         fit_tick,
+        hot: false,
     }
 }
 
@@ -297,6 +302,11 @@ pub fn boot_statistics(
         tick_s: clock.tick_s,
         workers: clock.workers,
         per_instance: clock.per_instance,
+        pace_workers: if clock.hot {
+            (clock.workers / clock.per_instance.max(1.0)).max(1.0)
+        } else {
+            clock.workers
+        },
         shape,
         overshoot_weight: 0.5,
         overshoot_quantile: moments::OVERSHOOT_QUANTILE,

@@ -57,6 +57,7 @@ pub const CONTEXT: Context = Context {
     tick_s: 45.0,
     workers: 6.0,
     per_instance: 3.0,
+    pace_workers: 6.0,
     shape: moments::Shape::CONSTANT,
     overshoot_weight: 1.0,
     overshoot_quantile: moments::OVERSHOOT_QUANTILE,
