@@ -1,7 +1,8 @@
 //! Worker lives from recycle rows, which the fleet's rate is read off
 //! (`moments::traffic`): a slot's own consecutive recycles, or, where rows
 //! name no slot that recycles again (a pid per life, no ids), lives chained
-//! from each row's requests.
+//! from each row's requests; and whether the rows show a cold start (a
+//! slot's first recycle as late as a whole life).
 
 use super::moments::{Row, Sample};
 use std::collections::BTreeMap;
@@ -212,6 +213,46 @@ pub(super) fn chained_lives(
         }
     }
     out
+}
+
+/// Whether the cold start is what the rows show: a slot's first recycle
+/// (or the window's first) comes as late as a whole life would take.
+pub(super) fn cold_start(s: &Sample, rps: f64, workers: f64) -> bool {
+    let per_worker = rps / workers;
+    if matches!(s.lives, Lives::Slots | Lives::SlotsFedFirst) {
+        // Fed first, only each instance's most recycled slot runs at the
+        // pace: its siblings' first recycles come late whatever the start.
+        let mut count: BTreeMap<&(String, String), usize> = BTreeMap::new();
+        for r in &s.rows {
+            if let Some(slot) = &r.slot {
+                *count.entry(slot).or_default() += 1;
+            }
+        }
+        let top = |r: &Row| {
+            s.lives == Lives::Slots
+                || r.slot.as_ref().is_some_and(|x| {
+                    let n = count[x];
+                    count.iter().all(|(y, m)| y.0 != x.0 || *m <= n)
+                })
+        };
+        let mut firsts: Vec<&Row> = Vec::new();
+        for r in &s.rows {
+            if r.slot.is_some() && top(r) && !firsts.iter().any(|f| f.slot == r.slot) {
+                firsts.push(r);
+            }
+        }
+        let ratios: Vec<f64> = firsts
+            .iter()
+            .map(|r| ((r.t_s - s.start_s) * per_worker / r.requests).min(1.5))
+            .collect();
+        !ratios.is_empty() && ratios.iter().sum::<f64>() / ratios.len() as f64 > 0.75
+    } else {
+        let mut n: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();
+        n.sort_by(f64::total_cmp);
+        let median = n[n.len() / 2];
+        let first = s.rows.iter().map(|r| r.t_s).fold(f64::INFINITY, f64::min);
+        (first - s.start_s) * per_worker / median > 0.35
+    }
 }
 
 #[cfg(test)]

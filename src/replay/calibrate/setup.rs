@@ -226,7 +226,7 @@ pub fn rate_profile(
         ));
         Shape::CONSTANT
     };
-    let warm = !moments::cold_start(&regime.sample, tr.pace_rps, clock.workers);
+    let warm = !super::lives::cold_start(&regime.sample, tr.pace_rps, clock.workers);
     fixed.push(("fleet.warm_start".into(), toml::Value::Boolean(warm)));
     fixed.push((
         "fleet.leak.distribution".into(),
