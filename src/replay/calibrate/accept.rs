@@ -88,7 +88,7 @@ pub fn dispersion(
     min_lives: usize,
 ) -> Option<(f64, usize)> {
     let found = match s.lives {
-        Lives::Slots | Lives::SlotsFedFirst => lives::slot_lives(s),
+        Lives::Slots | Lives::SlotsUneven => lives::slot_lives(s),
         // Chained where each row's life most likely began: at a pace
         // shared by the fleet, the chain's miss is the life's own.
         Lives::ChainedByInstance | Lives::ChainedInFleet => {
@@ -155,7 +155,7 @@ const CHI2_1_KEPT_MEAN: f64 = 0.623_015;
 /// has, over the instances (`sum max / sum all`), where rows name their
 /// slots; `None` otherwise, or with fewer than `min_rows` rows.
 pub fn top_share(s: &Sample, min_rows: usize) -> Option<f64> {
-    if !matches!(s.lives, Lives::Slots | Lives::SlotsFedFirst) || s.rows.len() < min_rows.max(1) {
+    if !matches!(s.lives, Lives::Slots | Lives::SlotsUneven) || s.rows.len() < min_rows.max(1) {
         return None;
     }
     let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
@@ -201,6 +201,21 @@ pub struct Reading {
     /// the recording and the next are within `SEPARABLE` (the base's is
     /// kept).
     pub chosen: &'static str,
+    /// Where one worker an instance takes nearly every request (most_recent,
+    /// first): whether the window began warm, read by simulation
+    /// (`read_warm`), else `None`.
+    pub warm_start: Option<WarmRead>,
+}
+
+/// A hot fleet's start read by simulation: how late each instance's first
+/// recycle came, in lives at the instance's pace (`lives::hot_lateness`),
+/// recorded and in simulated windows started warm and cold.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WarmRead {
+    pub recorded: f64,
+    pub warm: f64,
+    pub cold: f64,
+    pub chosen: bool,
 }
 
 /// The share of an instance's recycles its most recycled slot has
@@ -255,11 +270,22 @@ impl Reading {
                 )
             },
         );
+        let warm = self.warm_start.as_ref().map_or(String::new(), |w| {
+            format!(
+                "; one worker an instance takes nearly every request, and the window began {} \
+                 (each instance's first recycle {:.2} lives in at its pace; simulated {:.2} \
+                 begun warm, {:.2} cold)",
+                if w.chosen { "warm" } else { "cold" },
+                w.recorded,
+                w.warm,
+                w.cold
+            )
+        });
         format!(
             "which idle worker takes a request (fleet.accept): {what} off {} {} \
              (their requests' index of dispersion {:.2}; simulated windows {:.2} with the \
              longest idle taking it, {:.2} with any idle one at random, {:.2} with the \
-             latest idle{first}{share})",
+             latest idle{first}{share}){warm}",
             self.lives,
             self.lives_from,
             self.recorded,
@@ -330,6 +356,13 @@ pub fn read(
     if window_rate.is_finite() && window_rate > 0.0 {
         at.ln_rps = window_rate.ln();
     }
+    // Where one worker an instance would take nearly every request, its
+    // siblings' first recycles come late whatever the start: the cold
+    // start those kinds are simulated with is read off each instance's
+    // first recycle at the instance's pace (the profile's read every
+    // slot's).
+    let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
+    let hot_warm = !lives::hot_cold_start(s, window_rate / instances);
     let seeds = fit::seeds(shared.key, 9, windows(shared.budget));
     // Per kind, the windows' median index and top share.
     let mut medians = Vec::new();
@@ -341,6 +374,12 @@ pub fn read(
             key: "fleet.accept".into(),
             value: toml::Value::String((*kind).into()),
         });
+        if matches!(*kind, "most_recent" | "first") {
+            sets.push(Override {
+                key: "fleet.warm_start".into(),
+                value: toml::Value::Boolean(hot_warm),
+            });
+        }
         let p = shared.problem(data, cx, sets);
         let sc = p.build(&at)?;
         let got: Vec<(f64, Option<f64>)> = seeds
@@ -384,6 +423,83 @@ pub fn read(
             first: medians[3][1],
         }),
         chosen: choose(&recorded_stats, &medians).unwrap_or("none"),
+        warm_start: None,
+    })
+    .map(|mut r| {
+        if matches!(r.chosen, "most_recent" | "first") {
+            r.warm_start = read_warm(r.chosen, regime, boot, structures, shared);
+        }
+        r
+    })
+}
+
+/// Whether a hot fleet's window began warm: where the worker taking the
+/// requests changes (most_recent), a life's pace is not the instance's,
+/// and each instance's first recycle comes about a life in whether the
+/// window began warm or cold (1.15 and 1.08 on CLEANROOM.md's h4 fed the
+/// latest idle, which began warm), so the rule the profile applies reads
+/// it cold. Windows of the read kind started either way say where the
+/// recording's lateness sits; the nearer is taken.
+fn read_warm(
+    kind: &str,
+    regime: &Regime,
+    boot: &Boot,
+    structures: &Structures,
+    shared: &Shared,
+) -> Option<WarmRead> {
+    let cx = boot.context;
+    let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
+    let late = |s: &Sample| {
+        let rate = s.rows.iter().map(|r| r.requests).sum::<f64>() / (s.end_s - s.start_s);
+        lives::hot_lateness(s, rate / instances)
+    };
+    let recorded = late(&regime.sample)?;
+    let mut at: Theta = structures
+        .start(super::Memory::Plain, &boot.data)
+        .clamp(shared.floor_boot);
+    let s = &regime.sample;
+    let window_rate = s.rows.iter().map(|r| r.requests).sum::<f64>() / (s.end_s - s.start_s);
+    if window_rate.is_finite() && window_rate > 0.0 {
+        at.ln_rps = window_rate.ln();
+    }
+    let seeds = fit::seeds(shared.key, 10, windows(shared.budget));
+    let mut medians = [0.0; 2];
+    for (k, warm) in [true, false].into_iter().enumerate() {
+        let mut sets = structures
+            .checked_sets(super::Memory::Plain, super::Deferral::Off)
+            .ok()?;
+        sets.push(Override {
+            key: "fleet.accept".into(),
+            value: toml::Value::String(kind.into()),
+        });
+        sets.push(Override {
+            key: "fleet.warm_start".into(),
+            value: toml::Value::Boolean(warm),
+        });
+        let p = shared.problem(&boot.data, cx, sets);
+        let sc = p.build(&at)?;
+        let got: Vec<f64> = seeds
+            .par_iter()
+            .map(|&seed| {
+                let d = fit::simulate(&sc, seed, p.look).and_then(|x| late(&x));
+                (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
+                d
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flatten()
+            .collect();
+        if got.len() * 2 < seeds.len() {
+            return None;
+        }
+        medians[k] = median(got)?;
+    }
+    let [warm, cold] = medians;
+    Some(WarmRead {
+        recorded,
+        warm,
+        cold,
+        chosen: (recorded - warm).abs() <= (recorded - cold).abs(),
     })
 }
 

@@ -16,12 +16,15 @@ pub enum Lives {
     /// Rows name a worker slot that recycles again (`w0`, `w1`...): a
     /// slot's consecutive recycles bound one life.
     Slots,
-    /// Slots as above, fed in a fixed order (`[fleet] accept = "first"`,
-    /// read off the rows): the lives are nearly all the first slot's, at
-    /// its instance's pace, and their rate hardly moves with the fleet's,
-    /// so the rate is the rows' requests over the window and the lives
-    /// give the pace a recycling worker's overshoot is counted in.
-    SlotsFedFirst,
+    /// Slots as above, fed unevenly (one worker an instance takes nearly
+    /// every request: `[fleet] accept` most_recent or first, read off the
+    /// rows): a hot worker's lives run at its instance's pace and its
+    /// siblings' at a trickle, and their rate over complete lives hardly
+    /// moves with the fleet's (a busier fleet completes more of the slow
+    /// lives: 5.05 at the truth's 1.75 rps and 5.38 at 3.12 on
+    /// tools/truth/CLEANROOM.md's f6 fed first), so the rate is the rows'
+    /// requests over the window; the lives still give the accept reading.
+    SlotsUneven,
     /// Rows name their instance but not a slot that recycles again (a pid
     /// per life): each life is chained to the instance's recycle it most
     /// likely began at (`chained_lives`).
@@ -41,7 +44,7 @@ impl Lives {
     pub fn label(self) -> &'static str {
         match self {
             Lives::Slots => "complete slot lives",
-            Lives::SlotsFedFirst => "requests over the window, paced by complete slot lives",
+            Lives::SlotsUneven => "requests over the window (slots fed unevenly)",
             Lives::ChainedByInstance => "lives chained within each instance",
             Lives::ChainedInFleet => "lives chained within the fleet",
             Lives::Window => "requests over the window",
@@ -115,7 +118,7 @@ pub(super) fn complete(
     pace: Pace,
 ) -> Vec<(f64, f64, f64)> {
     match s.lives {
-        Lives::Slots | Lives::SlotsFedFirst => slot_lives(s),
+        Lives::Slots | Lives::SlotsUneven => slot_lives(s),
         Lives::Window => Vec::new(),
         chained => {
             let slots = if chained == Lives::ChainedByInstance {
@@ -216,43 +219,81 @@ pub(super) fn chained_lives(
 }
 
 /// Whether the cold start is what the rows show: a slot's first recycle
-/// (or the window's first) comes as late as a whole life would take.
-pub(super) fn cold_start(s: &Sample, rps: f64, workers: f64) -> bool {
-    let per_worker = rps / workers;
-    if matches!(s.lives, Lives::Slots | Lives::SlotsFedFirst) {
-        // Fed first, only each instance's most recycled slot runs at the
-        // pace: its siblings' first recycles come late whatever the start.
-        let mut count: BTreeMap<&(String, String), usize> = BTreeMap::new();
-        for r in &s.rows {
-            if let Some(slot) = &r.slot {
-                *count.entry(slot).or_default() += 1;
-            }
-        }
-        let top = |r: &Row| {
-            s.lives == Lives::Slots
-                || r.slot.as_ref().is_some_and(|x| {
-                    let n = count[x];
-                    count.iter().all(|(y, m)| y.0 != x.0 || *m <= n)
-                })
-        };
-        let mut firsts: Vec<&Row> = Vec::new();
-        for r in &s.rows {
-            if r.slot.is_some() && top(r) && !firsts.iter().any(|f| f.slot == r.slot) {
-                firsts.push(r);
-            }
-        }
-        let ratios: Vec<f64> = firsts
-            .iter()
-            .map(|r| ((r.t_s - s.start_s) * per_worker / r.requests).min(1.5))
-            .collect();
-        !ratios.is_empty() && ratios.iter().sum::<f64>() / ratios.len() as f64 > 0.75
-    } else {
-        let mut n: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();
-        n.sort_by(f64::total_cmp);
-        let median = n[n.len() / 2];
-        let first = s.rows.iter().map(|r| r.t_s).fold(f64::INFINITY, f64::min);
-        (first - s.start_s) * per_worker / median > 0.35
+/// (or the window's first) comes as late as a whole life would take at
+/// `per_worker` requests a second. Fed unevenly (`Lives::SlotsUneven`),
+/// a cold sibling's first recycle comes late whatever the start: each
+/// instance's first is read, at its hot worker's pace (`hot_cold_start`).
+pub(super) fn cold_start(s: &Sample, per_worker: f64) -> bool {
+    match s.lives {
+        Lives::Slots => firsts_late(s, per_worker, |r| r.slot.clone()),
+        Lives::SlotsUneven => hot_cold_start(s, per_worker),
+        _ => window_cold_start(s, per_worker),
     }
+}
+
+/// `cold_start` where one worker an instance takes nearly every request:
+/// each instance's first recycle (the window's, without instances).
+pub(super) fn hot_cold_start(s: &Sample, per_worker: f64) -> bool {
+    match hot_lateness(s, per_worker) {
+        Some(late) => late > 0.75,
+        None => window_cold_start(s, per_worker),
+    }
+}
+
+/// How late each instance's first recycle came, in lives at `per_worker`
+/// (`firsts_late`'s mean), where every row names its instance.
+pub(super) fn hot_lateness(s: &Sample, per_worker: f64) -> Option<f64> {
+    if !s.rows.iter().all(|r| r.instance.is_some()) {
+        return None;
+    }
+    lateness(s, per_worker, |r| {
+        r.instance.clone().map(|i| (i, String::new()))
+    })
+}
+
+/// Whether the first recycle of each group `key` names came, on average,
+/// three quarters of its own life or more into the window.
+fn firsts_late(
+    s: &Sample,
+    per_worker: f64,
+    key: impl Fn(&Row) -> Option<(String, String)>,
+) -> bool {
+    lateness(s, per_worker, key).is_some_and(|late| late > 0.75)
+}
+
+/// How far into the window the first recycle of each group `key` names
+/// came, in its own life's requests at `per_worker` (each capped at 1.5),
+/// averaged; `None` without groups.
+fn lateness(
+    s: &Sample,
+    per_worker: f64,
+    key: impl Fn(&Row) -> Option<(String, String)>,
+) -> Option<f64> {
+    let mut firsts: Vec<(Option<(String, String)>, &Row)> = Vec::new();
+    for r in &s.rows {
+        let k = key(r);
+        if k.is_some() && !firsts.iter().any(|f| f.0 == k) {
+            firsts.push((k, r));
+        }
+    }
+    let ratios: Vec<f64> = firsts
+        .iter()
+        .map(|(_, r)| ((r.t_s - s.start_s) * per_worker / r.requests).min(1.5))
+        .collect();
+    (!ratios.is_empty()).then(|| ratios.iter().sum::<f64>() / ratios.len() as f64)
+}
+
+/// `cold_start` read off the window's first recycle: as late as a third
+/// of a median life or more.
+fn window_cold_start(s: &Sample, per_worker: f64) -> bool {
+    let mut n: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();
+    if n.is_empty() {
+        return false;
+    }
+    n.sort_by(f64::total_cmp);
+    let median = n[n.len() / 2];
+    let first = s.rows.iter().map(|r| r.t_s).fold(f64::INFINITY, f64::min);
+    (first - s.start_s) * per_worker / median > 0.35
 }
 
 #[cfg(test)]
@@ -430,6 +471,58 @@ mod tests {
         assert!(
             believed >= 2,
             "chained lives believed on {believed} of 3 days"
+        );
+    }
+
+    /// Each instance's hot worker (`w0`) recycling every `life` seconds at
+    /// 1 request a second, its first `first` seconds into the window; its
+    /// siblings once, late.
+    fn hot_rows(first: f64, life: f64) -> Sample {
+        let mut rows = Vec::new();
+        for i in 0..2 {
+            let inst = format!("i{i}");
+            let mut t = first + 100.0 * i as f64;
+            while t < 86_400.0 {
+                rows.push(Row {
+                    t_s: t,
+                    slot: Some((inst.clone(), "w0".into())),
+                    instance: Some(inst.clone()),
+                    requests: life,
+                    rss_mb: 500.0,
+                    limit_mb: 490.0,
+                });
+                t += life;
+            }
+            rows.push(Row {
+                t_s: 80_000.0,
+                slot: Some((inst.clone(), "w1".into())),
+                instance: Some(inst.clone()),
+                requests: 300.0,
+                rss_mb: 500.0,
+                limit_mb: 490.0,
+            });
+        }
+        rows.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        Sample {
+            rows,
+            start_s: 0.0,
+            end_s: 86_400.0,
+            whole_mb: false,
+            lives: Lives::SlotsUneven,
+        }
+    }
+
+    #[test]
+    fn a_hot_fleets_cold_start_is_read_off_each_instances_first_recycle() {
+        // A whole life in: cold. A fifth: warm, though each cold sibling's
+        // first recycle (80,000 s, 300 requests) reads as late as can be.
+        assert!(cold_start(&hot_rows(1500.0, 1500.0), 1.0));
+        assert!(!cold_start(&hot_rows(300.0, 1500.0), 1.0));
+        let mut s = hot_rows(300.0, 1500.0);
+        s.lives = Lives::Slots;
+        assert!(
+            cold_start(&s, 1.0),
+            "read slot by slot, the siblings decide"
         );
     }
 }

@@ -239,27 +239,28 @@ pub fn calibrate_observed(
                 if r.accept().is_some_and(|a| a != base_sc.fleet.accept) {
                     fixed.push(r.set());
                 }
-                let hot = matches!(r.accept(), Some(Accept::MostRecent | Accept::First));
-                if r.accept() == Some(Accept::First) {
-                    // A first slot's lives run at its instance's pace and its
-                    // siblings' at a trickle: their rate over complete lives
-                    // hardly moves with the fleet's (a busier fleet completes
-                    // more of the siblings' slow lives; 5.05 at the truth's
-                    // 1.75 rps and 5.38 at 3.12 on tools/truth/CLEANROOM.md's
-                    // f6 fed first). The rows' requests over the window do,
-                    // and the lives give the first slot's pace
-                    // (`Lives::SlotsFedFirst`): the profile and the cold
-                    // start are read again so.
-                    regime.sample.lives = moments::Lives::SlotsFedFirst;
+                if matches!(r.accept(), Some(Accept::MostRecent | Accept::First)) {
+                    // One worker an instance takes nearly every request: the
+                    // rate is read off the window (`Lives::SlotsUneven`), the
+                    // cold start off the window's first recycle, and a
+                    // recycle's overshoot counted at the instance's pace
+                    // (`Clock::hot`); the profile and the boot statistics
+                    // are read again so.
+                    regime.sample.lives = match regime.sample.lives {
+                        moments::Lives::Slots => moments::Lives::SlotsUneven,
+                        _ => moments::Lives::Window,
+                    };
+                    clock.hot = true;
                     fixed = before_profile.clone();
                     profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
                     regime.sample.lives = regime.sample.lives.coarser(profile.traffic.from);
                     fixed.push(r.set());
-                }
-                if hot {
-                    // One worker an instance takes nearly every request: a
-                    // recycle's overshoot is counted at the instance's pace.
-                    clock.hot = true;
+                    if let Some(w) = &r.warm_start {
+                        let warm = toml::Value::Boolean(w.chosen);
+                        fixed.retain(|(k, _)| k != "fleet.warm_start");
+                        fixed.push(("fleet.warm_start".into(), warm));
+                        profile.warm = w.chosen;
+                    }
                     boot_notes.clear();
                     boot = setup::boot_statistics(
                         &regime,
@@ -514,8 +515,9 @@ pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) 
         0
     };
     // The accept reading, where the rows bound lives (four kinds where
-    // they name slots, three otherwise: at most).
-    let scan = scan + accept::KINDS.len() * accept::windows(budget);
+    // they name slots, three otherwise, and a hot fleet's start warm and
+    // cold: at most).
+    let scan = scan + (accept::KINDS.len() + 2) * accept::windows(budget);
     // Each candidate's Newton steps take a Jacobian first, when there are any.
     let newton = if budget.refine > 0 {
         fit::DIM + budget.refine

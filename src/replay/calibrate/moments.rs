@@ -118,11 +118,6 @@ pub struct Traffic {
     pub peak_hour: f64,
     /// How the lives were found the rate was read off (`Window`: none).
     pub from: Lives,
-    /// The rate a slot's pace is `1 / workers` of for the cold start:
-    /// `rps`, but the lives' rate where the rows are read
-    /// `Lives::SlotsFedFirst` (the first slot's pace, read as every
-    /// worker's).
-    pub pace_rps: f64,
 }
 
 /// The fleet's rate from a sample: `workers * sum(requests) / sum(life)`
@@ -168,13 +163,8 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
     } else {
         Lives::Window
     };
-    let fed_first = s.lives == Lives::SlotsFedFirst;
-    let pace_rps = if fed_first && from != Lives::Window {
-        over_lives
-    } else {
-        window_rate
-    };
-    let (rate, obs): (f64, Vec<(f64, f64, f64)>) = if from != Lives::Window && !fed_first {
+    let uneven = s.lives == Lives::SlotsUneven;
+    let (rate, obs): (f64, Vec<(f64, f64, f64)>) = if from != Lives::Window && !uneven {
         (
             over_lives,
             ls.iter().map(|l| (l.0, l.1, workers * l.2)).collect(),
@@ -193,7 +183,6 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
         amplitude_se,
         peak_hour,
         from,
-        pace_rps: if fed_first { pace_rps } else { rate },
     })
 }
 
@@ -215,7 +204,7 @@ const CHAIN_BAND: f64 = 1.0;
 /// Whether a rate from slot lives is taken as it is, or a chained one
 /// lies within `CHAIN_BAND` of the window's rate.
 fn believable(s: &Sample, rate: f64, window_rate: f64, workers: f64, span: f64) -> bool {
-    if matches!(s.lives, Lives::Slots | Lives::SlotsFedFirst) {
+    if matches!(s.lives, Lives::Slots | Lives::SlotsUneven) {
         return true;
     }
     let mut q: Vec<f64> = s.rows.iter().map(|r| r.requests).collect();

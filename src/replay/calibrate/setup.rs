@@ -98,6 +98,19 @@ pub struct Clock {
     pub hot: bool,
 }
 
+impl Clock {
+    /// The workers the rate is shared among at a recycling worker's pace:
+    /// the fleet's, or one an instance where one takes nearly every
+    /// request (`hot`).
+    pub fn pace_workers(&self) -> f64 {
+        if self.hot {
+            (self.workers / self.per_instance.max(1.0)).max(1.0)
+        } else {
+            self.workers
+        }
+    }
+}
+
 /// The regime's clock: the base's start hour moved by where the regime
 /// starts, its span, the base's fleet size, and the tick, inferred from the
 /// regime's holds or else the base's (noted: the boot estimate rests on it).
@@ -226,7 +239,7 @@ pub fn rate_profile(
         ));
         Shape::CONSTANT
     };
-    let warm = !super::lives::cold_start(&regime.sample, tr.pace_rps, clock.workers);
+    let warm = !super::lives::cold_start(&regime.sample, tr.rps / clock.pace_workers());
     fixed.push(("fleet.warm_start".into(), toml::Value::Boolean(warm)));
     fixed.push((
         "fleet.leak.distribution".into(),
@@ -302,11 +315,7 @@ pub fn boot_statistics(
         tick_s: clock.tick_s,
         workers: clock.workers,
         per_instance: clock.per_instance,
-        pace_workers: if clock.hot {
-            (clock.workers / clock.per_instance.max(1.0)).max(1.0)
-        } else {
-            clock.workers
-        },
+        pace_workers: clock.pace_workers(),
         shape,
         overshoot_weight: 0.5,
         overshoot_quantile: moments::OVERSHOOT_QUANTILE,
