@@ -197,7 +197,10 @@ fn a_first_slots_preference_is_read_off_which_slots_recycle_and_the_rate_off_the
     assert_eq!(fixed("fleet.workers_per_instance"), None, "{}", shown());
     // The window began warm, read by simulating it begun warm and cold.
     assert_eq!(fixed("fleet.warm_start"), Some(toml::Value::Boolean(true)));
-    let warm = accept.warm_start.as_ref().expect("a hot fleet's start is read");
+    let warm = accept
+        .warm_start
+        .as_ref()
+        .expect("a hot fleet's start is read");
     assert!(warm.chosen && warm.warm < warm.cold, "{warm:?}");
     assert_eq!(
         c.structure.rate_from,

@@ -88,7 +88,7 @@ pub fn dispersion(
     min_lives: usize,
 ) -> Option<(f64, usize)> {
     let found = match s.lives {
-        Lives::Slots | Lives::SlotsUneven => lives::slot_lives(s),
+        Lives::Slots | Lives::SlotsHot | Lives::SlotsUneven => lives::slot_lives(s),
         // Chained where each row's life most likely began: at a pace
         // shared by the fleet, the chain's miss is the life's own.
         Lives::ChainedByInstance | Lives::ChainedInFleet => {
@@ -155,7 +155,9 @@ const CHI2_1_KEPT_MEAN: f64 = 0.623_015;
 /// has, over the instances (`sum max / sum all`), where rows name their
 /// slots; `None` otherwise, or with fewer than `min_rows` rows.
 pub fn top_share(s: &Sample, min_rows: usize) -> Option<f64> {
-    if !matches!(s.lives, Lives::Slots | Lives::SlotsUneven) || s.rows.len() < min_rows.max(1) {
+    if !matches!(s.lives, Lives::Slots | Lives::SlotsHot | Lives::SlotsUneven)
+        || s.rows.len() < min_rows.max(1)
+    {
         return None;
     }
     let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();

@@ -241,14 +241,18 @@ pub fn calibrate_observed(
                 }
                 if matches!(r.accept(), Some(Accept::MostRecent | Accept::First)) {
                     // One worker an instance takes nearly every request: the
-                    // rate is read off the window (`Lives::SlotsUneven`), the
-                    // cold start off the window's first recycle, and a
-                    // recycle's overshoot counted at the instance's pace
-                    // (`Clock::hot`); the profile and the boot statistics
-                    // are read again so.
-                    regime.sample.lives = match regime.sample.lives {
-                        moments::Lives::Slots => moments::Lives::SlotsUneven,
-                        _ => moments::Lives::Window,
+                    // rate is read off the window fed first
+                    // (`Lives::SlotsUneven`), and off the lives only as near
+                    // the window's as its ends allow where the hot worker
+                    // changes (`Lives::SlotsHot`); the window's start is
+                    // read by simulation, and a recycle's overshoot counted
+                    // at the instance's pace (`Clock::hot`). The profile and
+                    // the boot statistics are read again so.
+                    regime.sample.lives = match (r.accept(), regime.sample.lives) {
+                        (Some(Accept::First), moments::Lives::Slots) => moments::Lives::SlotsUneven,
+                        (Some(Accept::First), _) => moments::Lives::Window,
+                        (_, moments::Lives::Slots) => moments::Lives::SlotsHot,
+                        (_, lives) => lives,
                     };
                     clock.hot = true;
                     fixed = before_profile.clone();
