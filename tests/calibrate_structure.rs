@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::calibrate::{calibrate, raw, recording, recycle_rows, value};
+use common::calibrate::{calibrate, fixed, raw, recording, recycle_rows, value};
 
 /// A fleet whose busy deferral fires on most recycles: 2.4 rps over two
 /// instances (1.2 req/s each) against `busy_rps` 1.0, each due recycle held
@@ -54,12 +54,7 @@ fn busy_deferral_is_read_off_the_overshoot_and_boot_follows() {
     near("boot_plus_warmup_mb", 380.0, 25.0);
     near("effective_mb_per_request", 0.08, 0.08 * 0.15);
     // The deferral is a fixed value of the calibrated scenario.
-    let fixed = |k: &str| {
-        c.fixed
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|x| x.1.clone())
-    };
+    let fixed = |k: &str| fixed(&c, k);
     assert_eq!(
         fixed("policy.busy_deferral"),
         Some(toml::Value::Boolean(true))
@@ -183,12 +178,7 @@ fn a_first_slots_preference_is_read_off_which_slots_recycle_and_the_rate_off_the
         share.longest_idle < 0.6 && share.random < 0.6,
         "fed alike, the slots recycle alike: {share:?}"
     );
-    let fixed = |k: &str| {
-        c.fixed
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|x| x.1.clone())
-    };
+    let fixed = |k: &str| fixed(&c, k);
     assert_eq!(
         fixed("fleet.accept"),
         Some(toml::Value::String("first".into()))

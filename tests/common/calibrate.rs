@@ -62,6 +62,11 @@ pub fn calibrate(
     )
 }
 
+/// The value `c` fixed for `key` in the calibrated scenario, if any.
+pub fn fixed(c: &Calibration, key: &str) -> Option<toml::Value> {
+    c.fixed.iter().find(|(k, _)| k == key).map(|x| x.1.clone())
+}
+
 pub fn value(c: &Calibration, key: &str) -> f64 {
     c.get(key)
         .unwrap_or_else(|| panic!("{key} not fitted"))

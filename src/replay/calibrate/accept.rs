@@ -369,38 +369,14 @@ pub fn read(
     // Per kind, the windows' median index and top share.
     let mut medians = Vec::new();
     for kind in &KINDS[..kinds] {
-        let mut sets = structures
-            .checked_sets(super::Memory::Plain, super::Deferral::Off)
-            .ok()?;
-        sets.push(Override {
-            key: "fleet.accept".into(),
-            value: toml::Value::String((*kind).into()),
-        });
+        let mut extra = vec![set("fleet.accept", toml::Value::String((*kind).into()))];
         if matches!(*kind, "most_recent" | "first") {
-            sets.push(Override {
-                key: "fleet.warm_start".into(),
-                value: toml::Value::Boolean(hot_warm),
-            });
+            extra.push(set("fleet.warm_start", toml::Value::Boolean(hot_warm)));
         }
-        let p = shared.problem(data, cx, sets);
-        let sc = p.build(&at)?;
-        let got: Vec<(f64, Option<f64>)> = seeds
-            .par_iter()
-            .map(|&seed| {
-                let d = fit::simulate(&sc, seed, p.look).and_then(|x| {
-                    let d = dispersion(&x, &cx, ready_s, MIN_SIM_LIVES)?.0;
-                    Some((d, top_share(&x, MIN_SIM_LIVES)))
-                });
-                (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
-                d
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .flatten()
-            .collect();
-        if got.len() * 2 < seeds.len() {
-            return None;
-        }
+        let got = simulated(structures, shared, boot, &at, extra, &seeds, |x| {
+            let d = dispersion(x, &cx, ready_s, MIN_SIM_LIVES)?.0;
+            Some((d, top_share(x, MIN_SIM_LIVES)))
+        })?;
         let mut m = vec![median(got.iter().map(|g| g.0).collect())?];
         if share.is_some() {
             m.push(median(got.iter().filter_map(|g| g.1).collect())?);
@@ -467,33 +443,11 @@ fn read_warm(
     let seeds = fit::seeds(shared.key, 10, windows(shared.budget));
     let mut medians = [0.0; 2];
     for (k, warm) in [true, false].into_iter().enumerate() {
-        let mut sets = structures
-            .checked_sets(super::Memory::Plain, super::Deferral::Off)
-            .ok()?;
-        sets.push(Override {
-            key: "fleet.accept".into(),
-            value: toml::Value::String(kind.into()),
-        });
-        sets.push(Override {
-            key: "fleet.warm_start".into(),
-            value: toml::Value::Boolean(warm),
-        });
-        let p = shared.problem(&boot.data, cx, sets);
-        let sc = p.build(&at)?;
-        let got: Vec<f64> = seeds
-            .par_iter()
-            .map(|&seed| {
-                let d = fit::simulate(&sc, seed, p.look).and_then(|x| late(&x));
-                (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
-                d
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .flatten()
-            .collect();
-        if got.len() * 2 < seeds.len() {
-            return None;
-        }
+        let extra = vec![
+            set("fleet.accept", toml::Value::String(kind.into())),
+            set("fleet.warm_start", toml::Value::Boolean(warm)),
+        ];
+        let got = simulated(structures, shared, boot, &at, extra, &seeds, late)?;
         medians[k] = median(got)?;
     }
     let [warm, cold] = medians;
@@ -503,6 +457,45 @@ fn read_warm(
         cold,
         chosen: (recorded - warm).abs() <= (recorded - cold).abs(),
     })
+}
+
+fn set(key: &str, value: toml::Value) -> Override {
+    Override {
+        key: key.into(),
+        value,
+    }
+}
+
+/// `stat` of each window of the plain structure without busy deferral,
+/// `extra` set, at `at` on `seeds`; `None` where fewer than half the
+/// windows gave one.
+fn simulated<T: Send>(
+    structures: &Structures,
+    shared: &Shared,
+    boot: &Boot,
+    at: &Theta,
+    extra: Vec<Override>,
+    seeds: &[u64],
+    stat: impl Fn(&Sample) -> Option<T> + Sync,
+) -> Option<Vec<T>> {
+    let mut sets = structures
+        .checked_sets(super::Memory::Plain, super::Deferral::Off)
+        .ok()?;
+    sets.extend(extra);
+    let p = shared.problem(&boot.data, boot.context, sets);
+    let sc = p.build(at)?;
+    let got: Vec<T> = seeds
+        .par_iter()
+        .map(|&seed| {
+            let d = fit::simulate(&sc, seed, p.look).and_then(|x| stat(&x));
+            (p.progress)(p.done.fetch_add(1, Ordering::Relaxed) + 1);
+            d
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flatten()
+        .collect();
+    (got.len() * 2 >= seeds.len()).then_some(got)
 }
 
 #[cfg(test)]
