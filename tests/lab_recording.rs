@@ -133,4 +133,17 @@ fn with_pooled_connections_the_lab_does_not_validate() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "a negative verdict: {stdout}");
     assert!(stdout.contains("does NOT reproduce"), "{stdout}");
+    // The pooled model's nearest way to concentrate requests (the latest
+    // idle taking them) would make one slot an instance recycle most; the
+    // lab's slots recycle alike while its lives' requests differ many
+    // times over: the reading says none fits and names pinned connections.
+    let c: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/calibration.json")).unwrap(),
+    )
+    .unwrap();
+    let accept = &c["structure"]["accept"];
+    assert_eq!(accept["chosen"], "none", "{accept}");
+    assert_eq!(accept["misfit"]["kind"], "most_recent", "{accept}");
+    assert_eq!(accept["misfit"]["statistic"], "top share", "{accept}");
+    assert!(stdout.contains("connections = \"pinned\""), "{stdout}");
 }

@@ -48,9 +48,13 @@
 /// name their slots (`top_share`).
 pub const KINDS: [&str; 4] = ["longest_idle", "random", "most_recent", "first"];
 
+mod stats;
+use stats::median;
+pub use stats::{choose, dispersion, misfit, top_share};
+
 use super::fit::{self, Theta};
-use super::lives::{self, Lives};
-use super::moments::{Context, Sample};
+use super::lives;
+use super::moments::Sample;
 use super::setup::{Boot, Regime, Structures};
 use super::stages::Shared;
 use crate::scenario::{Accept, Override, Scenario};
@@ -68,118 +72,10 @@ pub const MIN_LIVES: usize = 18;
 /// lives counts even with fewer still.
 pub const MIN_SIM_LIVES: usize = 8;
 
-/// Simulated windows of each kind.
+/// Simulated windows of each kind (eight at the default budget: their
+/// spread judges whether the kind read fits, `misfit`).
 pub fn windows(budget: super::Budget) -> usize {
-    (budget.seeds / 4).max(4)
-}
-
-/// The index of dispersion of `s`'s complete lives' requests (a slot's own, or chained) about
-/// the pace they share, over each life after its first `ready_s` (the
-/// replacement's boot), shaped by `cx.shape`; with the lives it used.
-/// Robust: the mean squared standardized residual of the least dispersed
-/// 90% of lives, over a chi-squared variable's (1 for Poisson counts), so
-/// a few lives the rows bound wrong (a recycle missing from the rows joins
-/// two lives) do not decide it. `None` without lives the rows bound or
-/// with fewer than `min_lives` of them.
-pub fn dispersion(
-    s: &Sample,
-    cx: &Context,
-    ready_s: f64,
-    min_lives: usize,
-) -> Option<(f64, usize)> {
-    let found = match s.lives {
-        Lives::Slots | Lives::SlotsHot | Lives::SlotsUneven => lives::slot_lives(s),
-        // Chained where each row's life most likely began: at a pace
-        // shared by the fleet, the chain's miss is the life's own.
-        Lives::ChainedByInstance | Lives::ChainedInFleet => {
-            let span = (s.end_s - s.start_s).max(1.0);
-            let n: f64 = s.rows.iter().map(|r| r.requests).sum();
-            let pace = lives::Pace {
-                per_worker: n / span / cx.workers.max(1.0),
-                amplitude: cx.shape.amplitude,
-                peak_hour: cx.shape.peak_hour,
-                start_hour: cx.shape.start_hour,
-            };
-            lives::complete(s, cx.workers, cx.per_instance, pace)
-        }
-        Lives::Window => return None,
-    };
-    // Each life's requests against the profile's integral over it (in
-    // seconds at the mean rate; Simpson's rule: a life is an hour or two
-    // of a day's cosine), the pace the lives' median ratio (a rate over
-    // the regime is not the profile's mean, and a joined life would pull
-    // a mean).
-    let lives: Vec<(f64, f64)> = found
-        .into_iter()
-        .filter_map(|(from, to, requests)| {
-            let a = from + ready_s;
-            let m = 0.5 * (a + to);
-            let shape = (cx.shape.factor(a) + 4.0 * cx.shape.factor(m) + cx.shape.factor(to)) / 6.0;
-            let seconds = shape * (to - a);
-            (seconds > 0.0).then_some((requests, seconds))
-        })
-        .collect();
-    if lives.len() < min_lives.max(2) {
-        return None;
-    }
-    let pace = median(lives.iter().map(|(n, t)| n / t).collect())?;
-    if !pace.is_finite() || pace <= 0.0 {
-        return None;
-    }
-    let mut z2: Vec<f64> = lives
-        .iter()
-        .map(|(n, t)| (n - pace * t).powi(2) / (pace * t))
-        .collect();
-    let n = z2.len();
-    z2.sort_by(f64::total_cmp);
-    let kept = ((n as f64 * KEPT).floor() as usize).max(1);
-    Some((
-        z2[..kept].iter().sum::<f64>() / kept as f64 / CHI2_1_KEPT_MEAN,
-        n,
-    ))
-}
-
-/// The share of lives the index keeps, the least dispersed: a few lives
-/// bound wrong (a recycle missing from the rows joins two) do not decide
-/// it, and it keeps most of the mean's precision (on 34 lives of h2's
-/// parameters, a racing fleet read as served in turn 1.5% of the time,
-/// against 0.7% for the mean and 3.7% for the median).
-const KEPT: f64 = 0.9;
-
-/// The mean of a chi-squared variable of one degree of freedom (a Poisson
-/// count's squared standardized residual) below its 0.9 quantile, 2.7055:
-/// `F_3(2.7055) / 0.9`. The index is 1 for Poisson counts.
-const CHI2_1_KEPT_MEAN: f64 = 0.623_015;
-
-/// The share of the recycles of each instance that its most recycled slot
-/// has, over the instances (`sum max / sum all`), where rows name their
-/// slots; `None` otherwise, or with fewer than `min_rows` rows.
-pub fn top_share(s: &Sample, min_rows: usize) -> Option<f64> {
-    if !matches!(s.lives, Lives::Slots | Lives::SlotsHot | Lives::SlotsUneven)
-        || s.rows.len() < min_rows.max(1)
-    {
-        return None;
-    }
-    let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
-    for r in &s.rows {
-        let (i, w) = r.slot.as_ref()?;
-        *counts.entry((i.as_str(), w.as_str())).or_default() += 1;
-    }
-    let mut top: std::collections::BTreeMap<&str, usize> = Default::default();
-    for ((i, _), n) in counts {
-        let t = top.entry(i).or_default();
-        *t = (*t).max(n);
-    }
-    Some(top.values().sum::<usize>() as f64 / s.rows.len() as f64)
-}
-
-fn median_sorted(v: &[f64]) -> f64 {
-    let k = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[k]
-    } else {
-        0.5 * (v[k - 1] + v[k])
-    }
+    (budget.seeds / 2).max(4)
 }
 
 /// What the reading found, in calibration.json (`structure.accept`).
@@ -200,9 +96,13 @@ pub struct Reading {
     /// each kind, where rows name their slots.
     pub top_share: Option<TopShare>,
     /// One of `KINDS`, or "none" where the windows of the kind nearest
-    /// the recording and the next are within `SEPARABLE` (the base's is
-    /// kept).
+    /// the recording and the next are within `SEPARABLE`, or where the
+    /// nearest kind does not reproduce the recording (`misfit`): the
+    /// base's is kept.
     pub chosen: &'static str,
+    /// Where the kind nearest the recording is still off its own windows
+    /// on a statistic (`misfit`), which and how far; else `None`.
+    pub misfit: Option<Misfit>,
     /// Where one worker an instance takes nearly every request (most_recent,
     /// first): whether the window began warm, read by simulation
     /// (`read_warm`), else `None`.
@@ -218,6 +118,20 @@ pub struct WarmRead {
     pub warm: f64,
     pub cold: f64,
     pub chosen: bool,
+}
+
+/// The statistic on which the kind nearest the recording does not
+/// reproduce it: the recorded value, the kind's windows' range, and how
+/// many of the windows' standard deviations (in log) the recording lies
+/// from their mean (`misfit`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Misfit {
+    pub kind: &'static str,
+    pub statistic: &'static str,
+    pub recorded: f64,
+    pub low: f64,
+    pub high: f64,
+    pub z: f64,
 }
 
 /// The share of an instance's recycles its most recycled slot has
@@ -243,6 +157,17 @@ impl Reading {
         }
     }
 
+    /// Lives more unequal than racing workers' yet slots recycling about
+    /// as alike as the even kinds': a concentration by connection, not by
+    /// worker.
+    fn pinned_like(&self) -> bool {
+        self.recorded > 2.0 * self.random
+            && self
+                .top_share
+                .as_ref()
+                .is_some_and(|t| t.recorded < 0.5 * (t.random.max(t.longest_idle) + t.most_recent))
+    }
+
     /// The fixed value the calibrated scenario carries.
     pub fn set(&self) -> (String, toml::Value) {
         (
@@ -252,7 +177,9 @@ impl Reading {
     }
 
     pub fn note(&self) -> String {
-        let what = if self.chosen == "none" {
+        let what = if self.misfit.is_some() {
+            "none fits".to_string()
+        } else if self.chosen == "none" {
             "not told apart (the simulated windows of the kinds nearest the recording are within \
              a factor of 2 here; the base's kept),"
                 .to_string()
@@ -283,11 +210,30 @@ impl Reading {
                 w.cold
             )
         });
+        let misfit = self.misfit.as_ref().map_or(String::new(), |m| {
+            format!(
+                "; the nearest, {}, is off its own windows on the {} (recorded {:.2}, its \
+                 windows {:.2}..{:.2}: {:.1} sd), so the base's is kept{}",
+                m.kind,
+                m.statistic,
+                m.recorded,
+                m.low,
+                m.high,
+                m.z,
+                if self.pinned_like() {
+                    ": each life's requests differ from its siblings' more than a fair share \
+                     gives, yet the slots recycle alike, as where a connection stays with the \
+                     worker that accepted it ([client] connections = \"pinned\")"
+                } else {
+                    ""
+                }
+            )
+        });
         format!(
             "which idle worker takes a request (fleet.accept): {what} off {} {} \
              (their requests' index of dispersion {:.2}; simulated windows {:.2} with the \
              longest idle taking it, {:.2} with any idle one at random, {:.2} with the \
-             latest idle{first}{share}){warm}",
+             latest idle{first}{share}){warm}{misfit}",
             self.lives,
             self.lives_from,
             self.recorded,
@@ -296,38 +242,6 @@ impl Reading {
             self.most_recent
         )
     }
-}
-
-/// How far apart (in log, summed over the statistics) two kinds'
-/// simulated medians must be for the recording to tell them apart: their
-/// windows' own spread, a factor of about 1.3 at 70 lives, leaves a factor
-/// of 2 clear.
-pub const SEPARABLE: f64 = 2.0;
-
-/// The kind (of `KINDS`, as many as `medians` has) whose simulated
-/// medians are nearest the recorded ones in log, summed over the
-/// statistics (the index, and the top share where read), the first on a
-/// tie; `None` when the next nearest kind's medians are within
-/// `SEPARABLE` of its (the windows cannot tell them apart here: a busy
-/// fleet's workers are seldom all idle, so whichever takes a request
-/// matters little).
-pub fn choose(recorded: &[f64], medians: &[Vec<f64>]) -> Option<&'static str> {
-    let ln = |x: f64| x.max(1e-9).ln();
-    let apart = |a: &[f64], b: &[f64]| -> f64 {
-        a.iter().zip(b).map(|(x, y)| (ln(*x) - ln(*y)).abs()).sum()
-    };
-    let mut order: Vec<usize> = (0..medians.len().min(KINDS.len())).collect();
-    order.sort_by(|&a, &b| apart(recorded, &medians[a]).total_cmp(&apart(recorded, &medians[b])));
-    let (best, next) = (*order.first()?, *order.get(1)?);
-    (apart(&medians[best], &medians[next]) >= SEPARABLE.ln()).then_some(KINDS[best])
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(median_sorted(&v))
 }
 
 /// Reads `[fleet] accept` off the recording where its lives allow
@@ -366,8 +280,9 @@ pub fn read(
     let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
     let hot_warm = !lives::hot_cold_start(s, window_rate / instances);
     let seeds = fit::seeds(shared.key, 9, windows(shared.budget));
-    // Per kind, the windows' median index and top share.
+    // Per kind, the windows' index and top share, and their medians.
     let mut medians = Vec::new();
+    let mut windows_of = Vec::new();
     for kind in &KINDS[..kinds] {
         let mut extra = vec![set("fleet.accept", toml::Value::String((*kind).into()))];
         if matches!(*kind, "most_recent" | "first") {
@@ -377,14 +292,37 @@ pub fn read(
             let d = dispersion(x, &cx, ready_s, MIN_SIM_LIVES)?.0;
             Some((d, top_share(x, MIN_SIM_LIVES)))
         })?;
-        let mut m = vec![median(got.iter().map(|g| g.0).collect())?];
+        let mut w = vec![got.iter().map(|g| g.0).collect::<Vec<_>>()];
         if share.is_some() {
-            m.push(median(got.iter().filter_map(|g| g.1).collect())?);
+            w.push(got.iter().filter_map(|g| g.1).collect());
         }
-        medians.push(m);
+        medians.push(
+            w.iter()
+                .map(|x| median(x.clone()))
+                .collect::<Option<Vec<_>>>()?,
+        );
+        windows_of.push(w);
     }
     let mut recorded_stats = vec![recorded];
     recorded_stats.extend(share);
+    // The kind read must reproduce the recording on each statistic, not
+    // only lie nearest it: a concentration no kind makes (connections
+    // pinned to the worker that accepted them: lives unequal, slots
+    // alike) would otherwise be read as the latest idle taking it.
+    let chosen = choose(&recorded_stats, &medians);
+    let misfit = chosen.and_then(|c| {
+        let k = KINDS.iter().position(|x| *x == c)?;
+        let (j, z) = misfit(&recorded_stats, &windows_of[k])?;
+        let w = &windows_of[k][j];
+        Some(Misfit {
+            kind: c,
+            statistic: ["index of dispersion", "top share"][j],
+            recorded: recorded_stats[j],
+            low: w.iter().copied().fold(f64::INFINITY, f64::min),
+            high: w.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            z,
+        })
+    });
     Some(Reading {
         recorded,
         lives,
@@ -400,7 +338,12 @@ pub fn read(
             most_recent: medians[2][1],
             first: medians[3][1],
         }),
-        chosen: choose(&recorded_stats, &medians).unwrap_or("none"),
+        chosen: if misfit.is_some() {
+            "none"
+        } else {
+            chosen.unwrap_or("none")
+        },
+        misfit,
         warm_start: None,
     })
     .map(|mut r| {
@@ -496,144 +439,4 @@ fn simulated<T: Send>(
         .flatten()
         .collect();
     (got.len() * 2 >= seeds.len()).then_some(got)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::replay::calibrate::moments::{Row, Shape};
-
-    fn context() -> Context {
-        Context {
-            tick_s: 45.0,
-            workers: 6.0,
-            per_instance: 3.0,
-            shape: Shape::CONSTANT,
-            overshoot_weight: 1.0,
-            overshoot_quantile: 0.7,
-            overshoot_targets: crate::replay::calibrate::moments::UNHELD_TARGETS,
-            known_boot_mb: None,
-            pace_workers: 6.0,
-        }
-    }
-
-    /// Six slots whose lives end every 3000 s, each with `requests(k)`.
-    fn sample(requests: impl Fn(usize) -> f64) -> Sample {
-        let mut rows = Vec::new();
-        for slot in 0..6usize {
-            for life in 0..5usize {
-                let k = slot * 5 + life;
-                rows.push(Row {
-                    t_s: 100.0 * slot as f64 + 3000.0 * life as f64,
-                    slot: Some((format!("i{}", slot / 3), format!("w{slot}"))),
-                    instance: Some(format!("i{}", slot / 3)),
-                    requests: requests(k),
-                    rss_mb: 500.0,
-                    limit_mb: 490.0,
-                });
-            }
-        }
-        Sample {
-            rows,
-            start_s: 0.0,
-            end_s: 15_000.0,
-            whole_mb: false,
-            lives: Lives::Slots,
-        }
-    }
-
-    #[test]
-    fn lives_served_exactly_at_the_pace_have_no_dispersion_and_noisy_ones_do() {
-        // 0.1 req/s a worker (0.6 fleet-wide) over 3000 s less a 2 s boot:
-        // 299.8 requests a life.
-        let cx = context();
-        let exact = sample(|_| 299.8);
-        let (d, lives) = dispersion(&exact, &cx, 2.0, MIN_LIVES).unwrap();
-        assert_eq!(lives, 24, "four complete lives a slot");
-        assert!(d < 1e-9, "{d}");
-        // +-17.31 requests about the pace: squared and standardized,
-        // 17.31^2 / 299.8 = 1.0, over the kept mean of a chi-squared: 1.605.
-        let noisy = sample(|k| 299.8 + if k % 2 == 0 { 17.31 } else { -17.31 });
-        let (d, _) = dispersion(&noisy, &cx, 2.0, MIN_LIVES).unwrap();
-        assert!((d - 1.0 / 0.623_015).abs() < 0.01, "{d}");
-        // Two lives bound wrong (one joined by a missing row, 3000
-        // requests over; one cut short, 250 under) do not move it.
-        let joined = sample(|k| match k {
-            1 => 3299.8,
-            14 => 49.8,
-            k if k % 2 == 0 => 299.8 + 17.31,
-            _ => 299.8 - 17.31,
-        });
-        let (d2, _) = dispersion(&joined, &cx, 2.0, MIN_LIVES).unwrap();
-        assert!((d2 - d).abs() < 1e-9, "{d2} vs {d}");
-    }
-
-    #[test]
-    fn rows_that_bound_no_lives_or_few_give_no_index() {
-        let cx = context();
-        let mut s = sample(|_| 300.0);
-        s.lives = Lives::Window;
-        assert_eq!(dispersion(&s, &cx, 2.0, MIN_LIVES), None);
-        // Without slots, lives chained within each instance: these rows'
-        // lives all run at the pace, and the chaining finds them.
-        let mut s = sample(|_| 299.8);
-        s.lives = Lives::ChainedByInstance;
-        let (d, lives) = dispersion(&s, &cx, 2.0, MIN_LIVES).expect("chained lives");
-        assert!(lives >= 18 && d < 0.01, "{d} over {lives}");
-        let mut s = sample(|_| 300.0);
-        s.rows.retain(|r| r.t_s < 9000.0);
-        assert_eq!(
-            dispersion(&s, &cx, 2.0, MIN_LIVES),
-            None,
-            "two lives a slot: 12"
-        );
-    }
-
-    #[test]
-    fn the_nearer_kind_in_log_is_chosen_where_the_kinds_differ() {
-        let m: Vec<Vec<f64>> = [0.18, 0.85, 40.0].iter().map(|&x| vec![x]).collect();
-        let c = |x: f64| choose(&[x], &m);
-        assert_eq!(c(0.2), Some("longest_idle"));
-        assert_eq!(c(0.7), Some("random"));
-        // Between two: their geometric mean decides (0.39, 5.8).
-        assert_eq!(c(0.38), Some("longest_idle"));
-        assert_eq!(c(0.41), Some("random"));
-        assert_eq!(c(5.7), Some("random"));
-        assert_eq!(c(5.9), Some("most_recent"));
-        // A busy fleet: in turn and racing alike.
-        let busy: Vec<Vec<f64>> = [75.4, 73.9, 1099.0].iter().map(|&x| vec![x]).collect();
-        assert_eq!(choose(&[70.0], &busy), None);
-        assert_eq!(choose(&[900.0], &busy), Some("most_recent"));
-    }
-
-    #[test]
-    fn the_first_slots_preference_is_read_off_the_top_share_where_the_index_is_alike() {
-        // f6 of tools/truth/CLEANROOM.md fed first: an index between in
-        // turn and racing, but one slot of each instance recycling.
-        let m = vec![
-            vec![0.31, 0.41],
-            vec![0.73, 0.43],
-            vec![11.4, 0.62],
-            vec![0.40, 0.97],
-        ];
-        assert_eq!(choose(&[0.46, 0.98], &m), Some("first"));
-        // The same index with the slots recycling alike: in turn.
-        assert_eq!(choose(&[0.40, 0.42], &m), Some("longest_idle"));
-        assert_eq!(choose(&[0.70, 0.45], &m), Some("random"));
-    }
-
-    #[test]
-    fn the_top_share_counts_each_instances_most_recycled_slot() {
-        // Six slots (two instances of three), five recycles each: 5 of 15.
-        let s = sample(|_| 300.0);
-        assert!((top_share(&s, 1).unwrap() - 1.0 / 3.0).abs() < 1e-12);
-        // One slot of each instance recycling alone: 1.
-        let mut s = sample(|_| 300.0);
-        s.rows
-            .retain(|r| matches!(r.slot.as_ref().map(|x| x.1.as_str()), Some("w0" | "w3")));
-        assert_eq!(top_share(&s, 1), Some(1.0));
-        assert_eq!(top_share(&s, 11), None, "10 rows");
-        s.lives = Lives::ChainedByInstance;
-        assert_eq!(top_share(&s, 1), None, "no slot ids");
-    }
 }
