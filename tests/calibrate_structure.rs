@@ -196,6 +196,71 @@ fn a_first_slots_preference_is_read_off_which_slots_recycle_and_the_rate_off_the
         c.structure.rate_from,
         "requests over the window (slots fed unevenly)"
     );
+    // Read so before the rate profile: the slot lives (a sibling's one long
+    // life beside the first slot's many short ones) are no clock of the
+    // fleet's rate, and read as one they gave a constant fleet a diurnal
+    // profile (h1 fed first in docs/calibration.md: amplitude 0.25).
+    assert_eq!(c.structure.profile, "constant", "{}", shown());
     let rps = value(&c, "workload.rps");
     assert!((rps / 1.16 - 1.0).abs() < 0.05, "rps {rps}\n{}", shown());
+}
+
+/// h1 of docs/calibration.md fed first, recorded by the independent SimPy
+/// model (tests/recordings/README.md: boot 342.3, limits 526 +- 31, 0.102
+/// MB/request, cv 0.66, 2.03 rps, whole MB; busy deferral at 1.0 req/s an
+/// instance for up to 90 s). The first slot of each instance serves nearly
+/// everything and recycles about forty times a day; a sibling's one long
+/// life beside them, read as a clock of the fleet's rate, gave this
+/// constant fleet a diurnal profile (amplitude 0.25) and the latest idle
+/// worker was read. And its overshoot fits 19 deferrals alike, at boots
+/// from 139 to 457 MB: the one at their median (45 s, boot 297) is fitted,
+/// and under it alone boot's interval (233-332 MB) missed the truth.
+#[test]
+fn a_fleet_fed_first_that_defers_reads_first_constant_and_a_ridge_wide_interval() {
+    let name = "cleanroom-h1-fed-first.csv";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/recordings")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let part = fleetsim::replay::import::parse(name, &text).unwrap();
+    let rec = fleetsim::replay::Recording::assemble(vec![part]).unwrap();
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    assert_eq!(c.structure.profile, "constant", "{}", shown());
+    let accept = c.structure.accept.as_ref().expect("read off the slots");
+    assert_eq!(accept.chosen, "first", "{accept:?}\n{}", shown());
+    let chosen = c.structure.candidates.iter().find(|k| k.chosen).unwrap();
+    assert!(chosen.deferral && chosen.busy_rps.is_some(), "{}", shown());
+    let rps = value(&c, "workload.rps");
+    assert!((rps / 2.03 - 1.0).abs() < 0.05, "rps {rps}\n{}", shown());
+    // Boot off the overshoot's whole shape against the read deferral's windows.
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("whole overshoot matches")),
+        "{}",
+        shown()
+    );
+    // The ridge's fits are in the draws, each under its own deferral.
+    let defer_col: std::collections::BTreeSet<u64> = c
+        .draws
+        .iter()
+        .map(|d| {
+            let v = d.iter().find(|(k, _)| k == "policy.defer_max_s");
+            v.expect("every draw names its deferral").1 as u64
+        })
+        .collect();
+    let busy_col: std::collections::BTreeSet<u64> = c
+        .draws
+        .iter()
+        .map(|d| (d.iter().find(|(k, _)| k == "policy.busy_rps").unwrap().1 * 1e4) as u64)
+        .collect();
+    assert!(
+        defer_col.len() + busy_col.len() >= 3,
+        "{defer_col:?} {busy_col:?}"
+    );
+    // And boot's interval spans the ridge: it holds the truth.
+    let boot = c.get("fleet.boot_rss_mb").unwrap();
+    let (lo, hi) = (boot.lo.unwrap(), boot.hi.unwrap());
+    assert!(lo <= 342.3 && 342.3 <= hi, "{boot:?}\n{}", shown());
 }

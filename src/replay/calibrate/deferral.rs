@@ -102,6 +102,8 @@ pub struct Point {
     pub late: f64,
     /// The windows' overshoot quantiles at `OVERSHOOT_QUANTILES`.
     pub targets: [f64; 4],
+    /// The windows' overshoot, pooled (`None` without recycles).
+    pub shape: Option<moments::ShapeRef>,
 }
 
 /// One scanned deferral in calibration.json (`structure.deferral_scan`).
@@ -136,6 +138,42 @@ pub struct Scan {
     /// The recording's share of recycles over 2 half-ticks at the chosen
     /// point's boot.
     pub late: f64,
+    /// The chosen deferral's simulated overshoot (a read one's), for the
+    /// boot statistic (`moments::shape_boot`).
+    pub shape: Option<moments::ShapeRef>,
+    /// Where several read deferrals fit alike, two more along their ridge
+    /// (`ridge_members`), each fitted too, so that the draws carry the
+    /// ridge (`ridge.rs`).
+    pub ridge: Vec<Member>,
+}
+
+/// A read deferral along the scan's ridge, with what its fit needs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Member {
+    pub deferral: Deferral,
+    /// The boot its shape matched best at, in the scan.
+    pub boot_mb: f64,
+    pub targets: [f64; 4],
+    pub shape: moments::ShapeRef,
+}
+
+/// Which of the plausible read deferrals, sorted by the boot each fits at,
+/// are fitted beside the chosen one at `median`: the lower and upper
+/// quartiles, moved off the median where they would be it. None with fewer
+/// than three.
+pub fn ridge_members(len: usize, median: usize) -> Vec<usize> {
+    if len < 3 {
+        return Vec::new();
+    }
+    let mut lo = len / 4;
+    let mut hi = (3 * len / 4).min(len - 1);
+    if lo == median {
+        lo = median.saturating_sub(1);
+    }
+    if hi == median {
+        hi = (median + 1).min(len - 1);
+    }
+    [lo, hi].into_iter().filter(|&i| i != median).collect()
 }
 
 /// The deferrals scanned: off, the base's, and the grid around the
@@ -229,6 +267,7 @@ fn point(d: Deferral, sims: &[Option<Moments>], boots: &[f64], recorded: &[Vec<f
         pooled: pooled.len(),
         late: late(&pooled),
         targets: OVERSHOOT_QUANTILES.map(|q| moments::quantile(&pooled, q)),
+        shape: moments::ShapeRef::of(&pooled),
     }
 }
 
@@ -298,7 +337,8 @@ fn choose(points: Vec<Point>, rows: usize, boots: &[f64], recorded: &[Vec<f64>])
     let off = plausible.iter().find(|p| p.deferral == Deferral::Off);
     let mut on: Vec<&&Point> = plausible.iter().filter(|p| p.deferral.is_on()).collect();
     on.sort_by(|a, b| a.boot_mb.total_cmp(&b.boot_mb).then(t(a).total_cmp(&t(b))));
-    let chosen = match (off, on.get(on.len().saturating_sub(1) / 2)) {
+    let median = on.len().saturating_sub(1) / 2;
+    let chosen = match (off, on.get(median)) {
         (None, Some(p)) => *p,
         _ => match points.iter().find(|p| p.deferral == Deferral::Off) {
             Some(p) => p,
@@ -309,6 +349,8 @@ fn choose(points: Vec<Point>, rows: usize, boots: &[f64], recorded: &[Vec<f64>])
                     plausible: Vec::new(),
                     points,
                     late: f64::NAN,
+                    shape: None,
+                    ridge: Vec::new(),
                 };
             }
         },
@@ -324,6 +366,26 @@ fn choose(points: Vec<Point>, rows: usize, boots: &[f64], recorded: &[Vec<f64>])
         // and the slope statistic had it within 25 MB.
         targets: matches!(chosen.deferral, Deferral::Read { .. }).then_some(chosen.targets),
         late,
+        shape: match chosen.deferral {
+            Deferral::Read { .. } => chosen.shape,
+            _ => None,
+        },
+        ridge: match (off, chosen.deferral) {
+            (None, Deferral::Read { .. }) => ridge_members(on.len(), median)
+                .into_iter()
+                .filter_map(|i| {
+                    let p = on[i];
+                    Some(Member {
+                        deferral: p.deferral,
+                        boot_mb: p.boot_mb,
+                        targets: p.targets,
+                        shape: p.shape?,
+                    })
+                })
+                .filter(|m| matches!(m.deferral, Deferral::Read { .. }))
+                .collect(),
+            _ => Vec::new(),
+        },
         plausible: plausible.iter().map(|p| (p.deferral, p.boot_mb)).collect(),
         points,
     }
@@ -382,8 +444,9 @@ impl Scan {
                     format!(
                         "; {} deferrals fit within the recording's noise, at boots from {lo:.0} \
                          to {hi:.0} MB: the overshoot's shape trades the deferral against boot, \
-                         the one at their median boot is fitted, and boot's interval does not \
-                         carry that spread",
+                         and the one at their median boot is fitted, boot read off the \
+                         overshoot's whole shape against its windows': one quantile reads \
+                         the details of a deferral misread along the ridge as boot",
                         self.plausible.len()
                     )
                 } else {
@@ -410,6 +473,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_ridge_is_fitted_at_its_quartiles_beside_the_median() {
+        assert!(ridge_members(1, 0).is_empty());
+        assert!(ridge_members(2, 0).is_empty());
+        assert_eq!(ridge_members(3, 1), vec![0, 2]);
+        assert_eq!(ridge_members(4, 1), vec![0, 3]);
+        assert_eq!(ridge_members(7, 3), vec![1, 5]);
+        // h3 of docs/calibration.md: 18 plausible, the median the ninth.
+        assert_eq!(ridge_members(18, 8), vec![4, 13]);
+        for len in 3..40 {
+            let median = (len - 1) / 2;
+            let m = ridge_members(len, median);
+            assert_eq!(m.len(), 2, "{len}");
+            assert!(m[0] < median && median < m[1] && m[1] < len, "{len}: {m:?}");
+        }
+    }
+
+    #[test]
     fn cramer_von_mises_on_hand_made_samples() {
         let a = [1.0, 2.0, 3.0, 4.0];
         assert_eq!(cramer_von_mises(&a, &a), Some(0.0));
@@ -430,6 +510,7 @@ mod tests {
             pooled: 900,
             late: 0.5,
             targets: [1.0, 2.0, 3.0, 4.0],
+            shape: None,
         }
     }
 

@@ -50,9 +50,11 @@ mod lognormal;
 pub mod moments;
 pub mod observed;
 mod output;
+mod ridge;
 mod screen;
 mod setup;
 mod shape;
+mod shape_match;
 mod stages;
 #[cfg(test)]
 mod testkit;
@@ -308,6 +310,7 @@ pub fn calibrate_observed(
     // Without the scan, off and the base's deferral are the candidates.
     let mut deferrals = vec![Deferral::Off, Deferral::Base];
     let mut deferral_scan = Vec::new();
+    let mut along_ridge: Vec<deferral::Member> = Vec::new();
     if base.policy.busy_deferral && options.read_deferral {
         let structures = Structures::new(base, &base_text, fixed.clone(), &boot);
         let active = boot.active(&clock, &mut Vec::new());
@@ -320,6 +323,7 @@ pub fn calibrate_observed(
         notes.push(scan.note());
         deferral_scan = scan.report();
         deferrals = vec![scan.chosen];
+        along_ridge = scan.ridge.clone();
         if let Some(targets) = scan.targets {
             boot_notes.clear();
             boot = setup::boot_statistics(
@@ -330,11 +334,24 @@ pub fn calibrate_observed(
                 targets,
                 &mut boot_notes,
             )?;
+            // Against the read deferral's own windows, the overshoot's whole
+            // shape is the boot statistic, weighed alone (`moments::shape_boot`).
+            if let (None, Some(shape)) = (boot.observed_boot, scan.shape) {
+                boot.context.overshoot_shape = Some(shape);
+                boot.context.overshoot_weight = 1.0;
+                boot.data = regime.moments(&boot.context)?;
+                boot_notes.push(format!(
+                    "boot: the overshoot statistic is the boot where the rows' whole overshoot \
+                     matches the read deferral's simulated windows best ({:.1} MB, Cramér-von \
+                     Mises), weighed alone",
+                    boot.data.boot_over
+                ));
+            }
         }
     }
     notes.append(&mut boot_notes);
     let active = boot.active(&clock, &mut notes);
-    let mut structures = Structures::new(base, &base_text, fixed, &boot);
+    let mut structures = Structures::new(base, &base_text, fixed.clone(), &boot);
     structures.deferrals = deferrals;
     // The fits on independent seeds (the first on the recording's own key),
     // each counting its windows after the ones before it.
@@ -365,6 +382,44 @@ pub fn calibrate_observed(
             Err(e) => notes.push(format!("fit {}: failed ({e}); left out", r + 1)),
         }
     }
+    // Along the deferral's ridge, a fit at each member under the first
+    // fit's memory model; their draws join the pool (`ridge.rs`).
+    let mut ridge_runs: Vec<(Deferral, Run)> = Vec::new();
+    for (k, m) in along_ridge.iter().enumerate() {
+        let mut rboot = setup::boot_statistics(
+            &regime,
+            &clock,
+            profile.shape,
+            observed,
+            m.targets,
+            &mut Vec::new(),
+        )?;
+        if rboot.observed_boot.is_none() {
+            rboot.context.overshoot_shape = Some(m.shape);
+            rboot.context.overshoot_weight = 1.0;
+            rboot.data = regime.moments(&rboot.context)?;
+        }
+        let mut rs = Structures::new(base, &base_text, fixed.clone(), &rboot);
+        rs.deferrals = vec![m.deferral];
+        let run_key = mix64(key ^ mix64(RIDGE_SALT + k as u64));
+        let counted = |n: usize| progress(before + n);
+        let shared = Shared::new(base, &regime, &load_sc, active, &counted, run_key, budget);
+        let run = fit_once(runs.len() + k + 1, rec, base, &regime, rboot, &rs, &shared);
+        before += shared.done.into_inner();
+        match run {
+            Ok(run) if run.chosen.memory == runs[0].chosen.memory => {
+                ridge_runs.push((m.deferral, run))
+            }
+            Ok(_) => notes.push(format!(
+                "busy deferral's ridge: the fit under {} chose another memory model; left out",
+                m.deferral.label()
+            )),
+            Err(e) => notes.push(format!(
+                "busy deferral's ridge: the fit under {} failed ({e}); left out",
+                m.deferral.label()
+            )),
+        }
+    }
     let first = &runs[0];
     let members: Vec<ensemble::Member> = runs
         .iter()
@@ -392,13 +447,33 @@ pub fn calibrate_observed(
         notes.push(ensemble::note(&members, &merged));
     }
     let theta = merged.theta;
-    let screened_out = merged.used.iter().map(|&i| runs[i].rejected).sum();
+    let ridge_fitted: Vec<ridge::Fitted> = ridge_runs
+        .iter()
+        .map(|(d, run)| ridge::Fitted {
+            deferral: *d,
+            draws: &run.draws,
+        })
+        .collect();
+    let (pooled, under) = ridge::pool(&merged.draws, &ridge_fitted);
+    if !ridge_runs.is_empty() {
+        notes.push(ridge::note(
+            &ridge_runs
+                .iter()
+                .map(|(d, run)| (*d, run.theta.boot_mb, run.draws.len()))
+                .collect::<Vec<_>>(),
+        ));
+    }
+    let screened_out = merged.used.iter().map(|&i| runs[i].rejected).sum::<usize>()
+        + ridge_runs
+            .iter()
+            .map(|(_, run)| run.rejected)
+            .sum::<usize>();
     let (chosen, boot) = (&first.chosen, &first.boot);
 
     let growth = structures.growth(chosen.memory);
     let mut fits = stages::reported(
         theta,
-        &merged.draws,
+        &pooled,
         active,
         &clock,
         boot,
@@ -427,7 +502,7 @@ pub fn calibrate_observed(
             .iter()
             .map(|o| (o.key.clone(), o.value.clone()))
             .collect(),
-        draws: stages::all_draws(theta, &merged.draws),
+        draws: ridge::all_draws(theta, first.chosen.deferral, &pooled, &under),
         draws_screened_out: screened_out,
         seeds_simulated: before,
         notes,
@@ -436,6 +511,9 @@ pub fn calibrate_observed(
 
 /// Mixed into the key of every fit after the first.
 const FIT_SALT: u64 = 0xF175_0000;
+
+/// Mixed into the key of each fit along the deferral's ridge.
+const RIDGE_SALT: u64 = 0x21D6_E000;
 
 /// What one fit gives: its point and draws, the structure it chose, the
 /// statistics it weighed, the client's fit and scenario values, its notes.
@@ -468,7 +546,9 @@ fn fit_once(
     let budget = shared.budget;
     let mut notes = Vec::new();
     // An observed boot needs no pilot: the overshoot statistic measures the tick.
-    if boot.observed_boot.is_none() {
+    // Nor does the overshoot's whole shape: it is one statistic, weighed alone.
+    let weighed = boot.observed_boot.is_none() && boot.context.overshoot_shape.is_none();
+    if weighed {
         stages::pilot(regime, &mut boot, structures, shared, &mut notes)?;
     }
     let candidates = structures.candidates();
@@ -476,7 +556,7 @@ fn fit_once(
     // The pilot's weights again where the fit landed; when they changed,
     // the chosen structure's fixed-point steps again from its point.
     let warmup = structures.growth(chosen.memory).0;
-    if boot.observed_boot.is_none()
+    if weighed
         && stages::repilot(
             regime,
             &mut boot,

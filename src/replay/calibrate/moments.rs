@@ -12,6 +12,7 @@ use super::super::analyse::regimes::RegimeView;
 use std::collections::BTreeMap;
 
 pub use super::lives::Lives;
+pub use super::shape_match::{ShapeRef, shape_boot};
 
 /// One usable recycle row.
 #[derive(Clone, Debug, PartialEq)]
@@ -461,6 +462,11 @@ pub struct Context {
     /// requests are taken over it (the boot statistics are still computed:
     /// with boot known they measure the tick).
     pub known_boot_mb: Option<f64>,
+    /// Under a busy deferral read off the overshoot (`deferral.rs`), the
+    /// overshoot statistic is the boot where the rows' whole overshoot
+    /// matches the deferral's simulated one best (`shape_boot`), not one
+    /// quantile.
+    pub overshoot_shape: Option<ShapeRef>,
 }
 
 fn sorted(mut v: Vec<f64>) -> Vec<f64> {
@@ -498,7 +504,10 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
         .fold(f64::INFINITY, f64::min)
         - 0.5;
     let over_at = |p: f64| solve(0.0, hi_over, |b| q_quantile(b, p) - target(p));
-    let (boot_over, over_bound) = over_at(cx.overshoot_quantile);
+    let (boot_over, over_bound) = match &cx.overshoot_shape {
+        Some(r) => shape_boot(s, cx, tr.rps, r, hi_over),
+        None => over_at(cx.overshoot_quantile),
+    };
     let boot_over_at = OVERSHOOT_QUANTILES.map(|p| {
         let (b, bound) = over_at(p);
         (b, bound.is_some())
@@ -592,6 +601,7 @@ mod tests {
             overshoot_quantile: OVERSHOOT_QUANTILE,
             overshoot_targets: UNHELD_TARGETS,
             known_boot_mb: None,
+            overshoot_shape: None,
             pace_workers: 6.0,
         };
         // Force the rate the test assumes: requests over the span give it.

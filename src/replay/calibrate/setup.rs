@@ -321,6 +321,7 @@ pub fn boot_statistics(
         overshoot_quantile: moments::OVERSHOOT_QUANTILE,
         overshoot_targets: targets,
         known_boot_mb: None,
+        overshoot_shape: None,
     };
     let mut data = regime.moments(&context)?;
     let eligible: Vec<usize> = (0..moments::OVERSHOOT_QUANTILES.len())

@@ -582,13 +582,6 @@ pub fn reported(
     fits
 }
 
-/// The fitted point's overrides, then each draw's.
-pub fn all_draws(theta: Theta, draws: &[Draw]) -> Vec<Vec<(String, f64)>> {
-    let mut all = vec![theta.overrides()];
-    all.extend(draws.iter().map(|(t, _)| t.overrides()));
-    all
-}
-
 /// The closing notes: a cold start, the structure chosen, whole-MB rows.
 pub fn closing_notes(profile: &Profile, chosen: &Chosen, whole_mb: bool, notes: &mut Vec<String>) {
     if !profile.warm {

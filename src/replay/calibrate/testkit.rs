@@ -63,6 +63,7 @@ pub const CONTEXT: Context = Context {
     overshoot_quantile: moments::OVERSHOOT_QUANTILE,
     overshoot_targets: moments::UNHELD_TARGETS,
     known_boot_mb: None,
+    overshoot_shape: None,
 };
 
 /// The recording `truth` makes on seed 7, as statistics.

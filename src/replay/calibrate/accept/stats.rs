@@ -200,6 +200,7 @@ mod tests {
             overshoot_quantile: 0.7,
             overshoot_targets: crate::replay::calibrate::moments::UNHELD_TARGETS,
             known_boot_mb: None,
+            overshoot_shape: None,
             pace_workers: 6.0,
         }
     }
