@@ -22,6 +22,7 @@ recordings of one fleet is about the least any recycle-rows estimator can
 have on it: if the oracle misses +-25 MB, so will calibration.
 
     python3 tools/truth/oracle.py --fleet 12 --recordings 40
+    python3 tools/truth/oracle.py --recording DIR/f7.csv   # a cleanroom.py recording
 """
 
 from __future__ import annotations
@@ -73,10 +74,24 @@ def oracle_boot(rows, lam: float) -> float:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fleet", type=int, required=True, help="a fleet of recovery.py --list")
+    ap.add_argument("--fleet", type=int, help="a fleet of recovery.py --list")
+    ap.add_argument("--recording", help="instead: one cleanroom.py recording (CSV, beside its .truth.json)")
     ap.add_argument("--recordings", type=int, default=40)
     ap.add_argument("--first-seed", type=int, default=900001)
     a = ap.parse_args()
+    if a.recording:
+        import csv
+        import json
+        t = json.load(open(a.recording[:-len(".csv")] + ".truth.json"))["params"]
+        rows = [(float(r["rss_mb"]), float(r["limit_mb"]), int(r["requests"]))
+                for r in csv.DictReader(open(a.recording))]
+        workers = t["instances"] * t.get("workers_per_instance", 3)
+        b = oracle_boot(rows, t["rps"] / workers * t["tick_s"])
+        print(f"{a.recording}: {len(rows)} recycles, truth {t['boot_mb']:g} MB, "
+              f"oracle {b:.1f} MB ({b - t['boot_mb']:+.1f})")
+        return
+    if a.fleet is None:
+        ap.error("--fleet or --recording")
     p = recovery.fleet_params(a.fleet)
     workers = p["instances"] * p["workers"]
     lam = p["rps"] / workers * p["tick_s"]

@@ -604,7 +604,7 @@ fn fit_once(
 /// Simulated windows `calibrate` runs with `budget` on `candidates`
 /// structures, with the busy-deferral scan (`deferral::scan`) where
 /// `options` reads deferral (at most: the scan runs only where the base
-/// defers).
+/// defers, and the fits along its ridge only where several deferrals fit).
 pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) -> usize {
     let scan = if options.read_deferral {
         deferral::scan_windows(budget)
@@ -630,6 +630,8 @@ pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) 
     // again on fresh seeds (its point's windows, then one set a
     // parameter) and its draws screened (`stages::screened_draws`).
     let retaken = 1 + fit::DIM;
+    // Where the deferral is read off a ridge, two more fits along it.
+    let ridge = if options.read_deferral { 2 } else { 0 };
     ((candidates * (budget.iterations.max(1) + newton)
         + pilots
         + again
@@ -638,6 +640,6 @@ pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) 
         + retaken)
         * budget.seeds
         + 3 * budget.draws)
-        * budget.fits.max(1)
+        * (budget.fits.max(1) + ridge)
         + scan
 }
