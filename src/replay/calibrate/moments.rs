@@ -558,18 +558,8 @@ pub fn moments(s: &Sample, cx: &Context, min_rows: usize) -> Option<Moments> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testkit::row;
     use super::*;
-
-    fn row(t: f64, slot: usize, n: f64, boot: f64, v: f64, limit: f64, over: f64) -> Row {
-        Row {
-            t_s: t,
-            slot: Some(("inst-0".into(), format!("w{slot}"))),
-            instance: Some("inst-0".into()),
-            requests: n + over,
-            rss_mb: boot + v * (n + over),
-            limit_mb: limit,
-        }
-    }
 
     #[test]
     fn boot_is_where_the_overshoot_quantile_is_its_uniform_value() {

@@ -122,9 +122,8 @@ pub fn shape_boot(
 
 #[cfg(test)]
 mod tests {
-    use super::super::moments::{
-        Context, Lives, OVERSHOOT_QUANTILE, Row, Sample, Shape, UNHELD_TARGETS, moments,
-    };
+    use super::super::moments::{Context, Lives, Row, Sample, moments};
+    use super::super::testkit::{CONTEXT, row};
     use super::*;
 
     #[test]
@@ -140,14 +139,7 @@ mod tests {
                 let limit = 480.0 + 1.5 * i as f64;
                 let n = (limit - boot) / v;
                 let over = 10.0 * (i as f64 + 0.5) / 41.0;
-                Row {
-                    t_s: 100.0 * i as f64,
-                    slot: Some(("inst-0".into(), format!("w{}", i % 3))),
-                    instance: Some("inst-0".into()),
-                    requests: n + over,
-                    rss_mb: boot + v * (n + over),
-                    limit_mb: limit,
-                }
+                row(100.0 * i as f64, i % 3, n, boot, v, limit, over)
             })
             .collect();
         let total: f64 = rows.iter().map(|r| r.requests).sum();
@@ -163,15 +155,8 @@ mod tests {
         assert!((r.cdf(1.0) - 0.5).abs() < 0.01 && r.cdf(2.5) == 1.0 && r.cdf(0.0) == 0.0);
         let cx = Context {
             tick_s: 10.0,
-            workers: 6.0,
-            per_instance: 3.0,
-            shape: Shape::CONSTANT,
-            overshoot_weight: 1.0,
-            overshoot_quantile: OVERSHOOT_QUANTILE,
-            overshoot_targets: UNHELD_TARGETS,
-            known_boot_mb: None,
             overshoot_shape: Some(r),
-            pace_workers: 6.0,
+            ..CONTEXT
         };
         let m = moments(&s, &cx, 2).expect("moments");
         assert!((m.boot_over - boot).abs() < 2.0, "boot {}", m.boot_over);

@@ -2,7 +2,7 @@
 //! embedded default, its truth, and the recording it makes.
 
 use super::fit::{Look, Theta, num_overrides, simulate};
-use super::moments::{self, Context, Moments};
+use super::moments::{self, Context, Moments, Row};
 use crate::scenario::{DEFAULT_SCENARIO, Override, Scenario, load, parse_override};
 
 /// A plain fleet (boot 380, limits 520 +- 30, 0.15 MB/request, 2 rps, a
@@ -70,4 +70,18 @@ pub const CONTEXT: Context = Context {
 pub fn recording(load: &dyn Fn(&[Override]) -> Option<Scenario>, truth: &Theta) -> Moments {
     let sc = load(&num_overrides(&truth.overrides())).unwrap();
     moments::moments(&simulate(&sc, 7, LOOK).unwrap(), &CONTEXT, 10).unwrap()
+}
+
+/// A recycle row of slot `slot` of `inst-0` at `t`: a life at `v` MB a
+/// request from `boot` that crossed `limit` after `n` requests and was
+/// recycled `over` requests later.
+pub fn row(t: f64, slot: usize, n: f64, boot: f64, v: f64, limit: f64, over: f64) -> Row {
+    Row {
+        t_s: t,
+        slot: Some(("inst-0".into(), format!("w{slot}"))),
+        instance: Some("inst-0".into()),
+        requests: n + over,
+        rss_mb: boot + v * (n + over),
+        limit_mb: limit,
+    }
 }
