@@ -336,10 +336,9 @@ pub fn calibrate_observed(
             )?;
             // Against the read deferral's own windows, the overshoot's whole
             // shape is the boot statistic, weighed alone (`moments::shape_boot`).
-            if let (None, Some(shape)) = (boot.observed_boot, scan.shape) {
-                boot.context.overshoot_shape = Some(shape);
-                boot.context.overshoot_weight = 1.0;
-                boot.data = regime.moments(&boot.context)?;
+            if let Some(shape) = scan.shape
+                && boot.against_shape(&regime, shape)?
+            {
                 boot_notes.push(format!(
                     "boot: the overshoot statistic is the boot where the rows' whole overshoot \
                      matches the read deferral's simulated windows best ({:.1} MB, Cramér-von \
@@ -394,11 +393,7 @@ pub fn calibrate_observed(
             m.targets,
             &mut Vec::new(),
         )?;
-        if rboot.observed_boot.is_none() {
-            rboot.context.overshoot_shape = Some(m.shape);
-            rboot.context.overshoot_weight = 1.0;
-            rboot.data = regime.moments(&rboot.context)?;
-        }
+        rboot.against_shape(&regime, m.shape)?;
         let mut rs = Structures::new(base, &base_text, fixed.clone(), &rboot);
         rs.deferrals = vec![m.deferral];
         let run_key = mix64(key ^ mix64(RIDGE_SALT + k as u64));

@@ -351,6 +351,25 @@ pub fn boot_statistics(
 }
 
 impl Boot {
+    /// Under a busy deferral read off the recording, the boot statistic is
+    /// the overshoot's whole shape against that deferral's simulated
+    /// windows (`shape_match.rs`), weighed alone; not where an RSS series
+    /// observed boot (the overshoot then measures the tick). Whether it
+    /// applies.
+    pub fn against_shape(
+        &mut self,
+        regime: &Regime,
+        shape: moments::ShapeRef,
+    ) -> Result<bool, CalibrateError> {
+        if self.observed_boot.is_some() {
+            return Ok(false);
+        }
+        self.context.overshoot_shape = Some(shape);
+        self.context.overshoot_weight = 1.0;
+        self.data = regime.moments(&self.context)?;
+        Ok(true)
+    }
+
     /// An observed boot: the statistics over it, at the lowest overshoot
     /// quantile off its bound (the one holds touch least), the overshoot
     /// weighed alone unless stuck; with a free tick, the tick's start
