@@ -11,7 +11,10 @@ pub const SHAPE_LEVELS: usize = 41;
 /// A reference overshoot distribution in half-ticks, as its quantiles at
 /// `(i + 0.5) / SHAPE_LEVELS` (a busy deferral's simulated windows pooled:
 /// a thousand recycles or more, so its own noise is small against a
-/// recording's).
+/// recording's). Kept as quantiles, not the sample, so that `Context`
+/// stays `Copy`; hence a one-sample Cramér-von Mises against it here,
+/// beside the scan's two-sample `deferral::cramer_von_mises` over whole
+/// samples.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShapeRef(pub [f64; SHAPE_LEVELS]);
 
@@ -54,7 +57,7 @@ impl ShapeRef {
     }
 
     /// The Cramér-von Mises statistic of a sorted sample against it,
-    /// `1 / (12 n) + sum (F(x_i) - (2 i - 1) / (2 n))^2`.
+    /// `1 / (12 n) + sum over i = 1..n of (F(x_i) - (2 i - 1) / (2 n))^2`.
     pub fn cramer_von_mises(&self, sorted: &[f64]) -> f64 {
         let n = sorted.len() as f64;
         1.0 / (12.0 * n)
