@@ -158,7 +158,10 @@ fn whole_mb_rows_of_near_constant_velocities_keep_boot() {
     let text = shipped("tests/recordings/truth-fleet54-cv002-whole-mb.csv");
     let part = import::parse("truth-fleet54-cv002-whole-mb.csv", &text).unwrap();
     let rec = Recording::assemble(vec![part]).unwrap();
-    let c = calibrate(&rec, &raw(&[]), 2).expect("calibrates");
+    // A base that does not defer: no deferral scan, so boot is read at the
+    // pilot's overshoot quantile (under the default's scan, off's whole
+    // shape reads it, `tests/calibrate_structure.rs`).
+    let c = calibrate(&rec, &raw(&["policy.busy_deferral=false"]), 2).expect("calibrates");
     assert!(c.structure.whole_mb);
     let boot = value(&c, "fleet.boot_rss_mb");
     let mean = value(&c, "fleet.leak.mean_mb_per_request");

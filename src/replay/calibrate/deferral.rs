@@ -20,7 +20,9 @@
 //! recording's overshoot at any boot and the windows' overshoot at their
 //! own (known) boot. Off is kept wherever it fits within the recording's
 //! noise of the best (`choose`). A read deferral's simulated overshoot
-//! quantiles become the boot statistic's targets.
+//! quantiles become the boot statistic's targets; the chosen deferral's
+//! (a read one's or off's) whole simulated overshoot is the boot
+//! statistic's reference (`shape_match.rs`).
 
 use super::calibration::round;
 use super::fit::{self, Problem, Theta};
@@ -138,8 +140,8 @@ pub struct Scan {
     /// The recording's share of recycles over 2 half-ticks at the chosen
     /// point's boot.
     pub late: f64,
-    /// The chosen deferral's simulated overshoot (a read one's), for the
-    /// boot statistic (`moments::shape_boot`).
+    /// The chosen deferral's simulated overshoot (a read one's, or off's),
+    /// for the boot statistic (`moments::shape_boot`).
     pub shape: Option<moments::ShapeRef>,
     /// Where several read deferrals fit alike, two more along their ridge
     /// (`ridge_members`), each fitted too, so that the draws carry the
@@ -367,7 +369,7 @@ fn choose(points: Vec<Point>, rows: usize, boots: &[f64], recorded: &[Vec<f64>])
         targets: matches!(chosen.deferral, Deferral::Read { .. }).then_some(chosen.targets),
         late,
         shape: match chosen.deferral {
-            Deferral::Read { .. } => chosen.shape,
+            Deferral::Read { .. } | Deferral::Off => chosen.shape,
             _ => None,
         },
         ridge: match (off, chosen.deferral) {
