@@ -6,6 +6,17 @@ mod common;
 
 use common::calibrate::{calibrate, fixed, raw, recording, recycle_rows, value};
 
+/// A recording checked in under `tests/recordings/` (its README says how
+/// each was made).
+fn checked_in(name: &str) -> fleetsim::replay::Recording {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/recordings")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let part = fleetsim::replay::import::parse(name, &text).unwrap();
+    fleetsim::replay::Recording::assemble(vec![part]).unwrap()
+}
+
 /// A fleet whose busy deferral fires on most recycles: 2.4 rps over two
 /// instances (1.2 req/s each) against `busy_rps` 1.0, each due recycle held
 /// up to 90 s (two ticks). Neither off nor the default's deferral (0.56,
@@ -217,13 +228,7 @@ fn a_first_slots_preference_is_read_off_which_slots_recycle_and_the_rate_off_the
 /// and under it alone boot's interval (233-332 MB) missed the truth.
 #[test]
 fn a_fleet_fed_first_that_defers_reads_first_constant_and_a_ridge_wide_interval() {
-    let name = "cleanroom-h1-fed-first.csv";
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/recordings")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let part = fleetsim::replay::import::parse(name, &text).unwrap();
-    let rec = fleetsim::replay::Recording::assemble(vec![part]).unwrap();
+    let rec = checked_in("cleanroom-h1-fed-first.csv");
     let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
     let shown = || fleetsim::replay::calibrate::render(&c);
     assert_eq!(c.structure.profile, "constant", "{}", shown());
@@ -276,13 +281,7 @@ fn a_fleet_fed_first_that_defers_reads_first_constant_and_a_ridge_wide_interval(
 /// tail moves much less.
 #[test]
 fn a_fleet_whose_deferrals_off_fits_keeps_boot_off_the_overshoots_whole_shape() {
-    let name = "cleanroom-k11-defers-a-third.csv";
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/recordings")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let part = fleetsim::replay::import::parse(name, &text).unwrap();
-    let rec = fleetsim::replay::Recording::assemble(vec![part]).unwrap();
+    let rec = checked_in("cleanroom-k11-defers-a-third.csv");
     let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
     let shown = || fleetsim::replay::calibrate::render(&c);
     let chosen = c.structure.candidates.iter().find(|k| k.chosen).unwrap();
