@@ -19,7 +19,8 @@
 //! each scored by the least Cramér-von Mises distance between the
 //! recording's overshoot at any boot and the windows' overshoot at their
 //! own (known) boot. Off is kept wherever it fits within the recording's
-//! noise of the best (`choose`). A read deferral's simulated overshoot
+//! noise of the best, and where a deferral fits better, only if it fits
+//! off the floor of the boots tried (`choose`). A read deferral's simulated overshoot
 //! quantiles become the boot statistic's targets; the chosen deferral's
 //! (a read one's or off's) whole simulated overshoot is the boot
 //! statistic's reference (`shape_match.rs`).
@@ -97,6 +98,8 @@ pub struct Point {
     pub distance: f64,
     /// The boot where it was least.
     pub boot_mb: f64,
+    /// The distance at the lowest boot tried (the floor).
+    pub floor_distance: f64,
     /// The windows' recycles pooled.
     pub pooled: usize,
     /// The share of the windows' recycles sampled more than a tick after
@@ -262,10 +265,15 @@ fn point(d: Deferral, sims: &[Option<Moments>], boots: &[f64], recorded: &[Vec<f
             (f64::INFINITY, f64::NAN),
             |a, x| if x.0 < a.0 { x } else { a },
         );
+    let floor_distance = recorded
+        .first()
+        .and_then(|r| cramer_von_mises(r, &pooled))
+        .unwrap_or(f64::INFINITY);
     Point {
         deferral: d,
         distance,
         boot_mb,
+        floor_distance,
         pooled: pooled.len(),
         late: late(&pooled),
         targets: OVERSHOOT_QUANTILES.map(|q| moments::quantile(&pooled, q)),
@@ -332,9 +340,25 @@ fn choose(points: Vec<Point>, rows: usize, boots: &[f64], recorded: &[Vec<f64>])
     // leaving the search (f8 of tools/truth/CLEANROOM.md: two at the 136 MB
     // floor pulled the median off the truth's deferral).
     let inside = |b: f64| boots.len() == 1 || (b > boots[0] && b < boots[boots.len() - 1]);
+    // Off, preferred wherever it fits, must fit off the floor too where a
+    // deferral fits better: where the floor fits it as well as its best
+    // within the noise, off fits only by a boot the search cannot go under
+    // (k9 of the second held-out draw in tools/truth/CLEANROOM.md: 28 of 50
+    // recycles deferred, off's best at 146 MB over a 136 MB floor, boot 180
+    // MB low). Where off fits best of all it stays (a recording of few
+    // rows fits off alike at any boot: k8 of that draw, 38 whole-MB rows).
+    let t_floor = |p: &Point| p.floor_distance * n * p.pooled as f64 / (n + p.pooled as f64);
+    let off_the_floor = |p: &Point| {
+        p.deferral != Deferral::Off
+            || boots.len() == 1
+            || t(p) <= best
+            || t_floor(p) > t(p) + PLAUSIBLE
+    };
     let plausible: Vec<&Point> = points
         .iter()
-        .filter(|p| p.pooled > 0 && t(p) <= best + PLAUSIBLE && inside(p.boot_mb))
+        .filter(|p| {
+            p.pooled > 0 && t(p) <= best + PLAUSIBLE && inside(p.boot_mb) && off_the_floor(p)
+        })
         .collect();
     let off = plausible.iter().find(|p| p.deferral == Deferral::Off);
     let mut on: Vec<&&Point> = plausible.iter().filter(|p| p.deferral.is_on()).collect();
@@ -506,6 +530,7 @@ mod tests {
 
     fn point(d: Deferral, distance: f64, boot_mb: f64) -> Point {
         Point {
+            floor_distance: f64::INFINITY,
             deferral: d,
             distance,
             boot_mb,
@@ -534,6 +559,40 @@ mod tests {
         let s = choose(points, 100, &[300.0, 360.0], &[vec![1.0], vec![3.0]]);
         assert_eq!(s.chosen, Deferral::Off);
         assert_eq!(s.targets, None);
+    }
+
+    #[test]
+    fn off_that_fits_as_well_at_the_floor_is_not_kept() {
+        // 100 rows against 900: T = 90 x distance. Off's best (T 0.27, at
+        // 200 MB) is within the noise of the best deferral's (T 0.09, at
+        // 300 MB); at the floor (136 MB) off is at T 0.36, still within the
+        // noise of its own best: it fits only by a boot the search cannot
+        // go under, and the deferral is chosen.
+        let boots = [136.0, 200.0, 300.0, 400.0, 500.0];
+        let recorded = vec![vec![1.0]; boots.len()];
+        let scan = |floor_distance: f64| {
+            let mut off = point(Deferral::Off, 0.003, 200.0);
+            off.floor_distance = floor_distance;
+            choose(
+                vec![off, point(read(1.0, 90.0), 0.001, 300.0)],
+                100,
+                &boots,
+                &recorded,
+            )
+        };
+        assert_eq!(scan(0.004).chosen, read(1.0, 90.0));
+        // Off measurably worse at the floor (T 1.8): kept.
+        assert_eq!(scan(0.02).chosen, Deferral::Off);
+        // Off the best fit of all, flat to the floor: kept.
+        let mut off = point(Deferral::Off, 0.0005, 200.0);
+        off.floor_distance = 0.0006;
+        let s = choose(
+            vec![off, point(read(1.0, 90.0), 0.001, 300.0)],
+            100,
+            &boots,
+            &recorded,
+        );
+        assert_eq!(s.chosen, Deferral::Off);
     }
 
     #[test]
