@@ -329,7 +329,12 @@ pub fn calibrate_observed(
         // where a third of the recycles deferred (k11 of
         // tools/truth/CLEANROOM.md); one quantile, in the deferred tail,
         // read that tail as boot (-164 MB there).
+        // Not where the overshoot's highest quantile sits at its bound (holds
+        // dominate its tail, and the slope statistic reads boot alone: k6
+        // of the third held-out draw, 90 deferrals, went +19 -> -61 MB
+        // under the shape).
         if scan.chosen == Deferral::Off
+            && !boot.over_stuck
             && let Some(shape) = scan.shape
             && boot.against_shape(&regime, shape)?
         {
