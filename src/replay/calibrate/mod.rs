@@ -324,27 +324,6 @@ pub fn calibrate_observed(
         deferral_scan = scan.report();
         deferrals = vec![scan.chosen];
         along_ridge = scan.ridge.clone();
-        // Off chosen: boot off the overshoot's whole shape against off's own
-        // windows too. Off is kept wherever it fits within the noise, also
-        // where a third of the recycles deferred (k11 of
-        // tools/truth/CLEANROOM.md); one quantile, in the deferred tail,
-        // read that tail as boot (-164 MB there).
-        // Not where the overshoot's highest quantile sits at its bound (holds
-        // dominate its tail, and the slope statistic reads boot alone: k6
-        // of the third held-out draw, 90 deferrals, went +19 -> -61 MB
-        // under the shape).
-        if scan.chosen == Deferral::Off
-            && !boot.over_stuck
-            && let Some(shape) = scan.shape
-            && boot.against_shape(&regime, shape)?
-        {
-            boot_notes.push(format!(
-                "boot: the overshoot statistic is the boot where the rows' whole overshoot \
-                 matches the simulated windows without deferral best ({:.1} MB, Cramér-von \
-                 Mises), weighed alone",
-                boot.data.boot_over
-            ));
-        }
         if let Some(targets) = scan.targets {
             boot_notes.clear();
             boot = setup::boot_statistics(
@@ -355,18 +334,29 @@ pub fn calibrate_observed(
                 targets,
                 &mut boot_notes,
             )?;
-            // Against the read deferral's own windows, the overshoot's whole
-            // shape is the boot statistic, weighed alone (`moments::shape_boot`).
-            if let Some(shape) = scan.shape
-                && boot.against_shape(&regime, shape)?
-            {
-                boot_notes.push(format!(
-                    "boot: the overshoot statistic is the boot where the rows' whole overshoot \
-                     matches the read deferral's simulated windows best ({:.1} MB, Cramér-von \
-                     Mises), weighed alone",
-                    boot.data.boot_over
-                ));
-            }
+        }
+        // Against the chosen deferral's own windows (a read one's, or off's),
+        // the overshoot's whole shape is the boot statistic, weighed alone
+        // (`moments::shape_boot`). Under off too: off is kept wherever it
+        // fits within the noise, also where a third of the recycles deferred
+        // (k11 of tools/truth/CLEANROOM.md), and one quantile, in the
+        // deferred tail, read that tail as boot (-164 MB there). Not under
+        // off where the overshoot's highest quantile sits at its bound (holds
+        // dominate its tail and the slope statistic reads boot alone: k6 of
+        // the third held-out draw went +19 -> -61 MB under the shape).
+        let windows = match scan.chosen {
+            Deferral::Off if boot.over_stuck => None,
+            Deferral::Off => Some("the simulated windows without deferral"),
+            _ => Some("the read deferral's simulated windows"),
+        };
+        if let (Some(windows), Some(shape)) = (windows, scan.shape)
+            && boot.against_shape(&regime, shape)?
+        {
+            boot_notes.push(format!(
+                "boot: the overshoot statistic is the boot where the rows' whole overshoot \
+                 matches {windows} best ({:.1} MB, Cramér-von Mises), weighed alone",
+                boot.data.boot_over
+            ));
         }
     }
     notes.append(&mut boot_notes);

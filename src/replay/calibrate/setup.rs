@@ -351,11 +351,10 @@ pub fn boot_statistics(
 }
 
 impl Boot {
-    /// Under a busy deferral read off the recording, the boot statistic is
-    /// the overshoot's whole shape against that deferral's simulated
-    /// windows (`shape_match.rs`), weighed alone; not where an RSS series
-    /// observed boot (the overshoot then measures the tick). Whether it
-    /// applies.
+    /// The boot statistic made the overshoot's whole shape against the
+    /// deferral scan's chosen windows (a read deferral's, or off's:
+    /// `shape_match.rs`), weighed alone; not where an RSS series observed
+    /// boot (the overshoot then measures the tick). Whether it applies.
     pub fn against_shape(
         &mut self,
         regime: &Regime,
