@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::calibrate::checked_in;
 use common::scenario;
 use fleetsim::replay::calibrate::{Budget, Calibration, Options, calibrate};
 use fleetsim::replay::validate::simulated_recording;
@@ -100,7 +101,8 @@ fn a_fleet_that_is_not_the_bases_is_calibrated_as_the_rows_name_it() {
     .unwrap();
     assert_eq!(fixed(&c, "fleet.instances"), Some(1.0), "{:?}", c.fixed);
     assert_eq!(fixed(&c, "fleet.workers_per_instance"), Some(6.0));
-    assert_eq!(fixed(&c, "fleet.container_mb"), Some(4096.0));
+    // The workers' share scaled, the master's kept: 360 + 6 (2048 - 360) / 3.
+    assert_eq!(fixed(&c, "fleet.container_mb"), Some(3736.0));
     let n = note(&c, "fleet shape from the recording").expect("a note says so");
     assert!(n.contains("1 instance (the base has 2)"), "{n}");
     assert!(n.contains("6 workers an instance (the base has 3"), "{n}");
@@ -140,4 +142,59 @@ fn pids_and_renamed_instances_are_not_counted() {
     assert_eq!(fixed(&c, "fleet.instances"), Some(3.0), "{:?}", c.notes);
     assert_eq!(fixed(&c, "fleet.workers_per_instance"), Some(2.0));
     assert!(note(&c, "fleet.instances: not read").is_none());
+}
+
+/// Fed first at a few per cent of a worker's capacity, each instance's
+/// first slot takes every recycle and its siblings none: 43 rows name one
+/// worker an instance (`tools/truth/cleanroom.py`, three an instance;
+/// tests/recordings/README.md). The rows cannot tell that from one worker
+/// an instance, so the base's three stay, with a note. Read as one worker
+/// an instance, the container was scaled to a third of the base's, which
+/// could not hold the master and a worker booted above 409 MB: no window
+/// at the start recycled, and calibration failed.
+#[test]
+fn one_slot_named_an_instance_that_recycles_again_and_again_keeps_the_bases_workers() {
+    let c = tiny(&checked_in("cleanroom-fed-first-one-slot-named.csv"));
+    assert_eq!(
+        fixed(&c, "fleet.workers_per_instance"),
+        None,
+        "{:?}",
+        c.fixed
+    );
+    assert_eq!(fixed(&c, "fleet.container_mb"), None);
+    let n = note(
+        &c,
+        "fleet.workers_per_instance: the rows name one worker an instance",
+    )
+    .expect("a note says why the base's workers stay");
+    assert!(n.contains("the base's 3"), "{n}");
+}
+
+/// One worker an instance named by few recycles (16 over four instances,
+/// none more than 6 a slot): read, with the container scaled for it. The workers' share
+/// of the container scales and the master's stays, so a worker that boots
+/// at 440 MB fits (scaled whole, 683 MB could not hold the master and one
+/// worker, 745 MB, and calibration failed).
+#[test]
+fn one_worker_an_instance_gets_a_container_that_holds_its_master() {
+    let truth = [
+        "fleet.instances=4",
+        "fleet.workers_per_instance=1",
+        "fleet.container_mb=1500",
+        "fleet.boot_rss_mb=440",
+        "fleet.leak.warmup_mb=0",
+        "fleet.leak.step_probability=0",
+        "fleet.leak.mean_mb_per_request=0.08",
+        "workload.rps=0.4",
+    ];
+    let rec = recording(&rows(&truth, |_, _, i, w| (i.into(), w.into())));
+    let c = tiny(&rec);
+    assert_eq!(
+        fixed(&c, "fleet.workers_per_instance"),
+        Some(1.0),
+        "{:?}",
+        c.notes
+    );
+    // The default's master boots at 360 MB: 360 + (2048 - 360) / 3.
+    assert_eq!(fixed(&c, "fleet.container_mb"), Some(923.0));
 }

@@ -4,18 +4,7 @@
 
 mod common;
 
-use common::calibrate::{calibrate, fixed, raw, recording, recycle_rows, value};
-
-/// A recording checked in under `tests/recordings/` (its README says how
-/// each was made).
-fn checked_in(name: &str) -> fleetsim::replay::Recording {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/recordings")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let part = fleetsim::replay::import::parse(name, &text).unwrap();
-    fleetsim::replay::Recording::assemble(vec![part]).unwrap()
-}
+use common::calibrate::{calibrate, checked_in, fixed, raw, recording, recycle_rows, value};
 
 /// A fleet whose busy deferral fires on most recycles: 2.4 rps over two
 /// instances (1.2 req/s each) against `busy_rps` 1.0, each due recycle held

@@ -111,3 +111,14 @@ pub fn recycle_rows(rec: &Recording, ids: bool, whole_mb: bool) -> Recording {
     }
     Recording::assemble(vec![import::parse("rows.csv", &text).unwrap()]).unwrap()
 }
+
+/// A recording checked in under `tests/recordings/` (its README says how
+/// each was made).
+pub fn checked_in(name: &str) -> fleetsim::replay::Recording {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/recordings")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let part = fleetsim::replay::import::parse(name, &text).unwrap();
+    fleetsim::replay::Recording::assemble(vec![part]).unwrap()
+}

@@ -116,6 +116,40 @@ pub struct Look {
     pub whole_mb: bool,
     /// How the recording's rows bound lives (`moments::Lives`).
     pub lives: moments::Lives,
+    /// The recording's regime begins at its first recycle row (absolute
+    /// timestamps: the window is where events are) and ends at its last
+    /// (rows alone: nothing says how long after the last recycle the
+    /// recording ran). A simulated window is cut the same way, so that a
+    /// rate of the rows' requests over the window reads both alike: ended
+    /// at its last recycle, a window of 40 recycles a day reads about one
+    /// gap's worth (2-4%) higher than over its whole span, and a fleet fed
+    /// in a fixed order, whose rate is read so, came out 4% high on
+    /// average (up to 11%) on sixteen clean-room recordings of one fleet.
+    pub from_first_recycle: bool,
+    pub to_last_recycle: bool,
+}
+
+impl Look {
+    /// How `s` (the recording's sample) is read.
+    pub fn of(s: &Sample) -> Look {
+        let (first, last) = (s.rows.first(), s.rows.last());
+        Look {
+            whole_mb: s.whole_mb,
+            lives: s.lives,
+            from_first_recycle: first.is_some_and(|r| r.t_s <= s.start_s),
+            to_last_recycle: last.is_some_and(|r| r.t_s >= s.end_s),
+        }
+    }
+
+    /// `s` (a simulated window) cut as the recording's is.
+    fn cut(self, s: &mut Sample) {
+        if let (true, Some(r)) = (self.from_first_recycle, s.rows.first()) {
+            s.start_s = r.t_s;
+        }
+        if let (true, Some(r)) = (self.to_last_recycle, s.rows.last()) {
+            s.end_s = r.t_s;
+        }
+    }
 }
 
 /// Simulates `sc` on `seed`, reads the events back through the recording's
@@ -127,6 +161,7 @@ pub fn simulate(sc: &Scenario, seed: u64, look: Look) -> Option<Sample> {
     let v = views.iter().max_by_key(|v| v.recycles.len())?;
     let mut s = moments::sample(v);
     s.lives = s.lives.coarser(look.lives);
+    look.cut(&mut s);
     Some(s)
 }
 
@@ -545,5 +580,44 @@ mod tests {
         let (w, cost) = best_weight_cost(&pairs, (1.0, 1.0), 1.0);
         assert_eq!(w, 1.0);
         assert!(cost.is_finite());
+    }
+
+    /// A recording of rows alone ends at its last recycle: a simulated
+    /// window is read to its own last recycle, not to the simulated span's
+    /// end; one that starts at its first row (absolute timestamps) is read
+    /// from its own first.
+    #[test]
+    fn a_simulated_window_is_cut_where_the_recordings_rows_bound_it() {
+        let row = |t_s: f64| moments::Row {
+            t_s,
+            slot: None,
+            instance: None,
+            requests: 100.0,
+            rss_mb: 500.0,
+            limit_mb: 490.0,
+        };
+        let sample = |start_s: f64, end_s: f64| Sample {
+            rows: vec![row(500.0), row(2_000.0), row(7_000.0)],
+            start_s,
+            end_s,
+            whole_mb: false,
+            lives: moments::Lives::Slots,
+        };
+        let rows_alone = Look::of(&sample(0.0, 7_000.0));
+        assert!(rows_alone.to_last_recycle && !rows_alone.from_first_recycle);
+        let absolute = Look::of(&sample(500.0, 7_000.0));
+        assert!(absolute.to_last_recycle && absolute.from_first_recycle);
+        let with_an_end = Look::of(&sample(0.0, 9_000.0));
+        assert!(!with_an_end.to_last_recycle && !with_an_end.from_first_recycle);
+
+        let mut simulated = sample(0.0, 10_000.0);
+        rows_alone.cut(&mut simulated);
+        assert_eq!((simulated.start_s, simulated.end_s), (0.0, 7_000.0));
+        let mut simulated = sample(0.0, 10_000.0);
+        absolute.cut(&mut simulated);
+        assert_eq!((simulated.start_s, simulated.end_s), (500.0, 7_000.0));
+        let mut simulated = sample(0.0, 10_000.0);
+        with_an_end.cut(&mut simulated);
+        assert_eq!((simulated.start_s, simulated.end_s), (0.0, 10_000.0));
     }
 }

@@ -170,6 +170,11 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
             over_lives,
             ls.iter().map(|l| (l.0, l.1, workers * l.2)).collect(),
         )
+    } else if uneven && from != Lives::Window {
+        (
+            super::lives::slots_since_first(s).unwrap_or(window_rate),
+            hourly,
+        )
     } else {
         (window_rate, hourly)
     };

@@ -17,7 +17,10 @@
 //! quarter as often as its busiest sibling: a fixed order of preference,
 //! `[fleet] accept = "first"`), a slot fed last may never recycle at all,
 //! so fewer names than the base's workers are not read (the base's count
-//! stays, with a note); more names than the base's always are. And a
+//! stays, with a note); so too where every instance names one slot that
+//! recycled again and again (its siblings, if any, never did); more names
+//! than the base's always are. A change of workers scales their share of
+//! the container's memory and keeps the master's. And a
 //! recording of part of a fleet is calibrated as that part, so the
 //! fleet-wide gates (lease, bucket) then span fewer instances than the
 //! deployed fleet's; the note names the change, and `--scenario` does not
@@ -46,6 +49,11 @@ pub struct Named {
     pub instances: Option<usize>,
     pub workers: Option<usize>,
     pub unequal: bool,
+    /// Every instance names one slot, and one of them recycled at least
+    /// `UNEQUAL_BUSIEST` times: its siblings, if it has any, never did,
+    /// which is as unequal as slots get (fed first at a few per cent of a
+    /// worker's capacity, the first slot takes all but the overflow).
+    pub lone: bool,
 }
 
 /// An instance's least recycled named slot below this share of its
@@ -90,10 +98,15 @@ pub fn named(view: &RegimeView) -> Named {
     let unequal = seen
         .values()
         .any(|s| unequal(&s.workers.values().copied().collect::<Vec<_>>()));
+    let lone = workers == Some(1)
+        && seen
+            .values()
+            .any(|s| s.workers.values().any(|&n| n >= UNEQUAL_BUSIEST));
     Named {
         instances,
         workers,
         unequal,
+        lone,
     }
 }
 
@@ -109,14 +122,16 @@ fn unequal(recycles: &[usize]) -> bool {
 
 /// The overrides that give the simulated fleet the recording's shape, with
 /// a note for each change and for what could not be read. A change of
-/// workers per instance scales the container's memory with it (the rows do
-/// not say the container's size; its share per worker is kept).
+/// workers per instance scales the workers' share of the container's
+/// memory with it and keeps the master's (the rows do not say the
+/// container's size; its share per worker is kept).
 pub fn fleet_shape(view: &RegimeView, base: &Scenario, notes: &mut Vec<String>) -> Fixed {
     let f = &base.fleet;
     let Named {
         instances,
         workers,
         unequal,
+        lone,
     } = named(view);
     let mut sets = Fixed::new();
     let mut changed = Vec::new();
@@ -140,16 +155,32 @@ pub fn fleet_shape(view: &RegimeView, base: &Scenario, notes: &mut Vec<String>) 
              sibling), so a slot fed last may not have recycled at all; the base's {}",
             f.workers_per_instance
         )),
+        Some(1) if f.workers_per_instance > 1 && lone => notes.push(format!(
+            "fleet.workers_per_instance: the rows name one worker an instance, which recycled \
+             again and again while no sibling ever did: a fleet fed in a fixed order \
+             (`[fleet] accept = \"first\"`) at a few per cent of a worker's capacity looks so, \
+             and so does one worker an instance; the base's {} (with one worker an instance the \
+             rate reads high by the share the siblings would have taken: calibrate on a base with \
+             `workers_per_instance = 1` if that is the fleet)",
+            f.workers_per_instance
+        )),
         Some(n) if n != f.workers_per_instance && n > 0 => {
-            let container = (f.container_mb * n as f64 / f.workers_per_instance as f64).round();
+            // The master's memory does not scale with its workers; their
+            // share of the rest does (scaled whole, one worker's share of
+            // the embedded default could not hold a master that booted
+            // above 409 MB and its worker).
+            let master = f.master_mb;
+            let share = (f.container_mb - master) / f.workers_per_instance as f64;
+            let container = (master + share * n as f64).round();
             sets.push((
                 "fleet.workers_per_instance".into(),
                 toml::Value::Integer(n as i64),
             ));
             sets.push(("fleet.container_mb".into(), toml::Value::Float(container)));
             changed.push(format!(
-                "{n} workers an instance (the base has {}; the container's memory scaled with \
-                 them, {:.0} -> {container:.0} MB)",
+                "{n} workers an instance (the base has {}; the workers' share of the \
+                 container's memory scaled with them, the master's kept: {:.0} -> \
+                 {container:.0} MB)",
                 f.workers_per_instance, f.container_mb
             ));
         }

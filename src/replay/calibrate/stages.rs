@@ -54,10 +54,7 @@ impl<'a> Shared<'a> {
         budget: Budget,
     ) -> Shared<'a> {
         Shared {
-            look: Look {
-                whole_mb: regime.sample.whole_mb,
-                lives: regime.sample.lives,
-            },
+            look: Look::of(&regime.sample),
             load,
             floor_boot: base.fleet.shared_mb + 1.0,
             active,

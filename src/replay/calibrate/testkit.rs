@@ -51,6 +51,8 @@ pub fn loader(sets: Vec<Override>) -> impl Fn(&[Override]) -> Option<Scenario> +
 pub const LOOK: Look = Look {
     whole_mb: false,
     lives: moments::Lives::Slots,
+    from_first_recycle: false,
+    to_last_recycle: false,
 };
 
 pub const CONTEXT: Context = Context {
