@@ -619,5 +619,18 @@ mod tests {
         let mut simulated = sample(0.0, 10_000.0);
         with_an_end.cut(&mut simulated);
         assert_eq!((simulated.start_s, simulated.end_s), (0.0, 10_000.0));
+
+        // A simulated window read the recording's way.
+        use super::super::testkit::{LOOK, loader, plain};
+        let (sets, truth) = plain();
+        let sc = loader(sets)(&num_overrides(&truth.overrides())).unwrap();
+        let to_last = Look {
+            to_last_recycle: true,
+            ..LOOK
+        };
+        let s = simulate(&sc, 3, to_last).unwrap();
+        assert_eq!(s.end_s, s.rows.last().unwrap().t_s);
+        let whole = simulate(&sc, 3, LOOK).unwrap();
+        assert!(whole.end_s > s.end_s, "{} vs {}", whole.end_s, s.end_s);
     }
 }

@@ -586,7 +586,8 @@ mod tests {
                 row(3_000.0, "w0", 1_000.0),
                 row(5_000.0, "w0", 1_000.0),
                 row(6_000.0, "w1", 900.0),
-                row(9_000.0, "w0", 2_000.0),
+                row(7_000.0, "w0", 1_000.0),
+                row(9_000.0, "w0", 1_000.0),
             ],
             start_s: 0.0,
             end_s: 9_000.0,
@@ -596,6 +597,10 @@ mod tests {
         // w0: 4,000 requests in the 8,000 s after its first recycle.
         for first in [100.0, 5_000.0] {
             assert!((slots_since_first(&sample(first)).unwrap() - 0.5).abs() < 1e-12);
+            // The rate a fleet fed unevenly is read at.
+            let t = traffic(&sample(first), 6.0, 3.0, 0.0).unwrap();
+            assert_eq!(t.from, Lives::SlotsUneven);
+            assert!((t.rps - 0.5).abs() < 1e-12, "{}", t.rps);
         }
         let mut once = sample(100.0);
         once.rows.retain(|r| r.t_s < 2_000.0 || r.t_s == 6_000.0);
