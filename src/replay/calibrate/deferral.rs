@@ -322,7 +322,9 @@ fn late(sorted: &[f64]) -> f64 {
 /// Cramér-von Mises statistic `T = n m / (n + m) * distance` (`n` the
 /// recording's rows, `m` the windows' pooled recycles). Every point within
 /// `PLAUSIBLE` of the least `T` fits the recording as well as its noise
-/// allows, unless it does so only at an end of the boots tried. "Off" among them is chosen (a deferral must earn its place);
+/// allows, unless it does so only at an end of the boots tried, and off
+/// only where it also fits off the floor of the boots tried or fits best
+/// of all. Off, if among them, is chosen (a deferral must earn its place);
 /// else, of the deferrals among them, the one whose boot is their median:
 /// a recording where every recycle defers cannot tell a shift of one tick
 /// at a lower boot from two ticks at a higher one, and the median keeps
