@@ -168,6 +168,11 @@ fn one_slot_named_an_instance_that_recycles_again_and_again_keeps_the_bases_work
     )
     .expect("a note says why the base's workers stay");
     assert!(n.contains("the base's 3"), "{n}");
+    // Not fed alike: the rate is not every worker's at the slot's pace,
+    // already where the accept reading simulates (3x the fleet's rate
+    // before, read off complete slot lives).
+    let n = note(&c, "which idle worker takes a request").expect("an accept reading");
+    assert!(n.contains("(slots fed unevenly)"), "{n}");
 }
 
 /// One worker an instance named by few recycles (16 over four instances,

@@ -213,13 +213,14 @@ pub fn calibrate_observed(
         &mut notes,
     ));
     // Slots recycling very unequally (`shape::named`: one an instance at
-    // under a quarter of its busiest sibling's recycles) are not fed alike:
+    // under a quarter of its busiest sibling's recycles, or one slot named
+    // an instance that recycles again and again) are not fed alike:
     // a life's rate is its slot's, not every worker's, and a sibling's
     // rare long life read beside them is a dip the profile would read as a
     // day's (h1 of docs/calibration.md fed first: a diurnal amplitude of
     // 0.25 +- 0.07 on a constant fleet). The rate and profile come off the
     // window; the lives still give the accept reading.
-    if regime.sample.lives == moments::Lives::Slots && shape::named(regime.view).unequal {
+    if regime.sample.lives == moments::Lives::Slots && shape::named(regime.view).fed_unevenly() {
         regime.sample.lives = moments::Lives::SlotsUneven;
     }
     let before_profile = fixed.clone();

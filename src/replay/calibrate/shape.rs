@@ -56,6 +56,16 @@ pub struct Named {
     pub lone: bool,
 }
 
+impl Named {
+    /// Whether the named slots are not fed alike: some instance's recycle
+    /// very unequally, or one slot an instance takes every recycle. A
+    /// life's rate is then its slot's, not every worker's (`mod.rs` reads
+    /// the rate off the window, `Lives::SlotsUneven`).
+    pub fn fed_unevenly(&self) -> bool {
+        self.unequal || self.lone
+    }
+}
+
 /// An instance's least recycled named slot below this share of its
 /// busiest's recycles: the slots are not fed alike, and one fed last may
 /// not have recycled at all (fed alike, a slot's count is Poisson about
