@@ -293,3 +293,54 @@ fn a_fleet_whose_deferrals_off_fits_keeps_boot_off_the_overshoots_whole_shape() 
     let mb = value(&c, "effective_mb_per_request");
     assert!((mb / 0.1936 - 1.0).abs() < 0.3, "{mb}\n{}", shown());
 }
+
+/// The fleet fed first of the test above, its rows without instance or
+/// worker names (as a recycle log without ids gives them): chained at the
+/// fleet's pace, its lives are no fleet's and their rate not believed, so
+/// the kind was not read at all and the base's racing workers stood.
+/// Lives chained one an instance at the instance's pace say it: the first
+/// slot's follow one another as a slot's own (`hot_index`).
+#[test]
+fn a_first_slots_preference_is_read_without_slot_ids_off_lives_chained_one_an_instance() {
+    let rec = recycle_rows(&recording(FED_FIRST, 5), false, false);
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    let accept = c.structure.accept.as_ref().expect("read off chained lives");
+    assert_eq!(accept.chosen, "first", "{accept:?}\n{}", shown());
+    assert!(accept.top_share.is_none(), "no slot ids: no top share");
+    let hot = accept.hot_index.as_ref().expect("the hot index read");
+    assert!(
+        hot.recorded < 10.0 && hot.first < 10.0,
+        "chained one an instance, a first slot's lives follow one another: {hot:?}"
+    );
+    assert!(
+        hot.random > 20.0 * hot.recorded && hot.most_recent > 20.0 * hot.recorded,
+        "lives spread over the slots chain wrong: {hot:?}"
+    );
+    assert_eq!(
+        fixed(&c, "fleet.accept"),
+        Some(toml::Value::String("first".into()))
+    );
+    let rps = value(&c, "workload.rps");
+    assert!((rps / 1.16 - 1.0).abs() < 0.05, "rps {rps}\n{}", shown());
+}
+
+/// k10 of the held-out draw in tools/truth/CLEANROOM.md, fed first,
+/// recorded by the independent SimPy model without ids
+/// (tests/recordings/README.md: boot 396.7, limits 566 +- 30, 0.212
+/// MB/request, cv 0.71, 2.91 rps). Without the kind read, every recycle
+/// of the first slot overshot at the fleet's pace per worker, three times
+/// what the windows of racing workers gave: boot came out 218 MB low and
+/// MB/request 122% high, with validation passing.
+#[test]
+fn a_fleet_fed_first_without_ids_keeps_boot() {
+    let rec = checked_in("cleanroom-fed-first-no-ids.csv");
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    let accept = c.structure.accept.as_ref().expect("read off chained lives");
+    assert_eq!(accept.chosen, "first", "{accept:?}\n{}", shown());
+    let boot = value(&c, "boot_plus_warmup_mb");
+    assert!((boot - 396.7).abs() < 25.0, "boot {boot}\n{}", shown());
+    let mb = value(&c, "effective_mb_per_request");
+    assert!((mb / 0.2124 - 1.0).abs() < 0.15, "{mb}\n{}", shown());
+}

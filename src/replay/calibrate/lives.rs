@@ -39,6 +39,17 @@ pub enum Lives {
     ChainedByInstance,
     /// Rows name no instance: chained within the whole fleet.
     ChainedInFleet,
+    /// Rows name their instance but no slot, and the first idle slot of
+    /// each takes nearly every request (`[fleet] accept = "first"`, read
+    /// off lives chained one an instance: `accept::hot_dispersion`): one
+    /// chain an instance at the instance's pace, the rate its lives'
+    /// (`moments::traffic`). Its lives follow one another as a slot's own;
+    /// the window's requests moved with where the window's first lives
+    /// began, as `slots_since_first` says, and came out 5-10% high.
+    HotByInstance,
+    /// As `HotByInstance` where rows name no instance: as many chains in
+    /// the fleet as it has instances.
+    HotInFleet,
     /// Requests over the window (the tests' fixed rate).
     Window,
 }
@@ -56,6 +67,10 @@ impl Lives {
             Lives::SlotsHot => "complete slot lives (one worker an instance hot)",
             Lives::ChainedByInstance => "lives chained within each instance",
             Lives::ChainedInFleet => "lives chained within the fleet",
+            Lives::HotByInstance => "lives chained one an instance (the first idle slot fed)",
+            Lives::HotInFleet => {
+                "lives chained within the fleet, one chain an instance (the first idle slot fed)"
+            }
             Lives::Window => "requests over the window",
         }
     }
@@ -129,6 +144,17 @@ pub(super) fn complete(
     match s.lives {
         Lives::Slots | Lives::SlotsHot | Lives::SlotsUneven => slot_lives(s),
         Lives::Window => Vec::new(),
+        Lives::HotByInstance | Lives::HotInFleet => {
+            if !(pace.per_worker.is_finite() && pace.per_worker > 0.0) {
+                return Vec::new();
+            }
+            let (groups, chains) = if s.lives == Lives::HotByInstance {
+                (Lives::ChainedByInstance, 1.0)
+            } else {
+                (Lives::ChainedInFleet, workers / per_instance.max(1.0))
+            };
+            chained_lives(s, groups, chains.round().max(1.0) as usize, pace)
+        }
         chained => {
             let slots = if chained == Lives::ChainedByInstance {
                 per_instance
@@ -565,6 +591,40 @@ mod tests {
             cold_start(&s, 1.0),
             "read slot by slot, the siblings decide"
         );
+    }
+
+    /// Fed first without ids: lives chained one an instance at the
+    /// instance's pace follow each instance's first slot, and their rate
+    /// leaves out each chain's first row, a life begun before the window
+    /// (here three lives long, as a length-biased one can be), which the
+    /// window's requests count whole.
+    #[test]
+    fn lives_chained_one_an_instance_give_a_first_slots_rate_without_ids() {
+        let mut s = hot_rows(300.0, 1500.0);
+        let firsts = [300.0, 400.0];
+        for r in s.rows.iter_mut() {
+            if firsts.contains(&r.t_s) {
+                r.requests *= 3.0;
+            }
+            r.slot = None;
+            r.instance = None;
+        }
+        s.lives = Lives::HotInFleet;
+        let hot = traffic(&s, 6.0, 3.0, 0.0).expect("a rate");
+        assert_eq!(hot.from, Lives::HotInFleet);
+        assert!((hot.rps / 2.0 - 1.0).abs() < 0.01, "{hot:?}");
+        s.lives = Lives::Window;
+        let window = traffic(&s, 6.0, 3.0, 0.0).expect("a rate");
+        assert!(window.rps / 2.0 - 1.0 > 0.03, "{window:?}");
+        // With instance names, one chain an instance.
+        let mut s = hot_rows(300.0, 1500.0);
+        for r in s.rows.iter_mut() {
+            r.slot = None;
+        }
+        s.lives = Lives::HotByInstance;
+        let by = traffic(&s, 6.0, 3.0, 0.0).expect("a rate");
+        assert_eq!(by.from, Lives::HotByInstance);
+        assert!((by.rps / 2.0 - 1.0).abs() < 0.01, "{by:?}");
     }
 
     /// A slot's first row (a life begun before the window, of any length)

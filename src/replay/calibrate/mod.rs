@@ -224,6 +224,7 @@ pub fn calibrate_observed(
         regime.sample.lives = moments::Lives::SlotsUneven;
     }
     let before_profile = fixed.clone();
+    let bound = regime.sample.lives;
     let mut profile = setup::rate_profile(&regime, &clock, &mut fixed)?;
     // A chained rate the window's requests rule out (`moments::traffic`):
     // the recording and every simulated window are read the window's way.
@@ -246,7 +247,7 @@ pub fn calibrate_observed(
         let structures = Structures::new(base, &base_text, fixed.clone(), &boot);
         let active = boot.active(&clock, &mut Vec::new());
         let shared = Shared::new(base, &regime, &load_sc, active, progress, key, budget);
-        match accept::read(&regime, &boot, &structures, &base_sc, &shared) {
+        match accept::read(&regime, bound, &boot, &structures, &base_sc, &shared) {
             Some(r) => {
                 notes.push(r.note());
                 if r.accept().is_some_and(|a| a != base_sc.fleet.accept) {
@@ -266,8 +267,22 @@ pub fn calibrate_observed(
                             Some(Accept::First),
                             moments::Lives::Slots | moments::Lives::SlotsUneven,
                         ) => moments::Lives::SlotsUneven,
+                        // Rows without slot ids: one chain an instance.
+                        (Some(Accept::First), _) if bound == moments::Lives::ChainedByInstance => {
+                            moments::Lives::HotByInstance
+                        }
+                        (Some(Accept::First), _) if bound == moments::Lives::ChainedInFleet => {
+                            moments::Lives::HotInFleet
+                        }
                         (Some(Accept::First), _) => moments::Lives::Window,
                         (_, moments::Lives::Slots) => moments::Lives::SlotsHot,
+                        // Lives chained at the fleet's pace, where one worker
+                        // an instance takes nearly every request at several
+                        // times it: the chains join the wrong recycles, and
+                        // the rate read off them came out 5-18% high.
+                        (_, moments::Lives::ChainedByInstance | moments::Lives::ChainedInFleet) => {
+                            moments::Lives::Window
+                        }
                         (_, lives) => lives,
                     };
                     clock.hot = true;
@@ -293,7 +308,7 @@ pub fn calibrate_observed(
                 }
                 accept_reading = Some(r);
             }
-            None if regime.sample.lives == moments::Lives::Window => notes.push(
+            None if bound == moments::Lives::Window => notes.push(
                 "which idle worker takes a request (fleet.accept): not identifiable without \
                  lives the rows bound (it moves the overshoot as boot does); the base's"
                     .into(),

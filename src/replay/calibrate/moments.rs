@@ -149,8 +149,13 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
         .map(|(h, c)| (h as f64 * 3600.0, (h + 1) as f64 * 3600.0, c * per))
         .collect();
     let shape = cosine(&hourly, start_hour, span);
+    // The lives' clocks: every worker, or one an instance fed first.
+    let clocks = match s.lives {
+        Lives::HotByInstance | Lives::HotInFleet => (workers / per_instance.max(1.0)).max(1.0),
+        _ => workers,
+    };
     let pace = super::lives::Pace {
-        per_worker: window_rate / workers,
+        per_worker: window_rate / clocks,
         amplitude: shape
             .and_then(|(a, se, _)| clear_amplitude(a, se))
             .unwrap_or(0.0),
@@ -158,7 +163,9 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
         start_hour,
     };
     let ls = super::lives::complete(s, workers, per_instance, pace);
-    let over_lives = super::lives::rate(&ls, workers);
+    let over_lives = super::lives::rate(&ls, clocks);
+    // The band counts every worker's lives the window's ends cut, a hot
+    // chain's siblings' too (their first lives began before the window).
     let from = if ls.len() >= 4 && believable(s, over_lives, window_rate, workers, span) {
         s.lives
     } else {
@@ -168,7 +175,7 @@ pub fn traffic(s: &Sample, workers: f64, per_instance: f64, start_hour: f64) -> 
     let (rate, obs): (f64, Vec<(f64, f64, f64)>) = if from != Lives::Window && !uneven {
         (
             over_lives,
-            ls.iter().map(|l| (l.0, l.1, workers * l.2)).collect(),
+            ls.iter().map(|l| (l.0, l.1, clocks * l.2)).collect(),
         )
     } else if uneven && from != Lives::Window {
         (

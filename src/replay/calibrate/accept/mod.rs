@@ -50,10 +50,11 @@ pub const KINDS: [&str; 4] = ["longest_idle", "random", "most_recent", "first"];
 
 mod stats;
 use stats::median;
-pub use stats::{choose, dispersion, misfit, top_share};
+pub use stats::{choose, dispersion, hot_dispersion, misfit, top_share};
 
 use super::fit::{self, Theta};
 use super::lives;
+use super::lives::Lives;
 use super::moments::Sample;
 use super::setup::{Boot, Regime, Structures};
 use super::stages::Shared;
@@ -94,7 +95,11 @@ pub struct Reading {
     pub first: Option<f64>,
     /// The recording's top share and the simulated windows' median under
     /// each kind, where rows name their slots.
-    pub top_share: Option<TopShare>,
+    pub top_share: Option<ByKind>,
+    /// Where rows name no slot: the index of dispersion of lives chained
+    /// one an instance at the instance's pace (`hot_dispersion`), recorded
+    /// and the simulated windows' median under each kind.
+    pub hot_index: Option<ByKind>,
     /// One of `KINDS`, or "none" where the windows of the kind nearest
     /// the recording and the next are within `SEPARABLE`, or where the
     /// nearest kind does not reproduce the recording (`misfit`): the
@@ -134,10 +139,11 @@ pub struct Misfit {
     pub z: f64,
 }
 
-/// The share of an instance's recycles its most recycled slot has
-/// (`top_share`), recorded and simulated under each kind.
+/// A statistic that tells the first idle slot taking requests apart (the
+/// top share with slot ids, the hot index without), recorded and the
+/// simulated windows' median under each kind.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TopShare {
+pub struct ByKind {
     pub recorded: f64,
     pub longest_idle: f64,
     pub random: f64,
@@ -189,8 +195,15 @@ impl Reading {
         let first = self.first.map_or(String::new(), |f| {
             format!(", {f:.2} with the first idle slot")
         });
+        let hot = self.hot_index.as_ref().map(|t| {
+            format!(
+                "; lives chained one an instance at its pace: index {:.2}, simulated {:.2}, \
+                 {:.2}, {:.2}, {:.2}",
+                t.recorded, t.longest_idle, t.random, t.most_recent, t.first
+            )
+        });
         let share = self.top_share.as_ref().map_or(
-            "; the first slot's preference not read without slot ids".to_string(),
+            hot.unwrap_or_else(|| "; the first slot's preference not read".to_string()),
             |t| {
                 format!(
                     "; the most recycled slot's share of its instance's recycles {:.2}, \
@@ -247,8 +260,17 @@ impl Reading {
 /// Reads `[fleet] accept` off the recording where its lives allow
 /// (`None`: too few lives, or the simulated windows gave too few), on
 /// purpose-9 seeds at the plain start point without busy deferral.
+///
+/// `bound` is how the rows bound lives before the rate was read: rows
+/// that name no slot are chained for the reading even where the chained
+/// rate was not believed (`moments::traffic`'s band) and the rate comes
+/// off the window, as it does where one worker an instance takes nearly
+/// every request at several times the fleet's pace (seven of sixteen
+/// such recordings without ids: the kind was not read, the base's racing
+/// workers stood, and boot came out 40-220 MB low).
 pub fn read(
     regime: &Regime,
+    bound: Lives,
     boot: &Boot,
     structures: &Structures,
     base: &Scenario,
@@ -257,9 +279,21 @@ pub fn read(
     let cx = boot.context;
     let data = &boot.data;
     let ready_s = base.fleet.boot.as_secs_f64();
-    let (recorded, lives) = dispersion(&regime.sample, &cx, ready_s, MIN_LIVES)?;
-    let share = top_share(&regime.sample, MIN_LIVES);
-    let kinds = if share.is_some() { KINDS.len() } else { 3 };
+    let chained = matches!(bound, Lives::ChainedByInstance | Lives::ChainedInFleet);
+    // A sample read as the rows bound lives (simulated windows alike).
+    let read_as = |x: &Sample| -> Option<Sample> {
+        (chained && x.lives != bound).then(|| Sample {
+            lives: bound,
+            ..x.clone()
+        })
+    };
+    let rec = read_as(&regime.sample);
+    let rec = rec.as_ref().unwrap_or(&regime.sample);
+    let (recorded, lives) = dispersion(rec, &cx, ready_s, MIN_LIVES)?;
+    let share = top_share(rec, MIN_LIVES);
+    let hot = hot_dispersion(rec, &cx, ready_s, MIN_LIVES).map(|h| h.0);
+    let second = share.or(hot);
+    let kinds = if second.is_some() { KINDS.len() } else { 3 };
     // At the rows' requests over the window, not the lives' rate: a first
     // slot's lives run at its instance's pace, which read as every
     // worker's would simulate a fleet several times busier than the
@@ -289,11 +323,18 @@ pub fn read(
             extra.push(set("fleet.warm_start", toml::Value::Boolean(hot_warm)));
         }
         let got = simulated(structures, shared, boot, &at, extra, &seeds, |x| {
+            let y = read_as(x);
+            let x = y.as_ref().unwrap_or(x);
             let d = dispersion(x, &cx, ready_s, MIN_SIM_LIVES)?.0;
-            Some((d, top_share(x, MIN_SIM_LIVES)))
+            let second = if share.is_some() {
+                top_share(x, MIN_SIM_LIVES)
+            } else {
+                hot_dispersion(x, &cx, ready_s, MIN_SIM_LIVES).map(|h| h.0)
+            };
+            Some((d, second))
         })?;
         let mut w = vec![got.iter().map(|g| g.0).collect::<Vec<_>>()];
-        if share.is_some() {
+        if second.is_some() {
             w.push(got.iter().filter_map(|g| g.1).collect());
         }
         medians.push(
@@ -304,7 +345,7 @@ pub fn read(
         windows_of.push(w);
     }
     let mut recorded_stats = vec![recorded];
-    recorded_stats.extend(share);
+    recorded_stats.extend(second);
     // The kind read must reproduce the recording on each statistic, not
     // only lie nearest it: a concentration no kind makes (connections
     // pinned to the worker that accepted them: lives unequal, slots
@@ -316,7 +357,11 @@ pub fn read(
         let w = &windows_of[k][j];
         Some(Misfit {
             kind: c,
-            statistic: ["index of dispersion", "top share"][j],
+            statistic: match (j, share.is_some()) {
+                (0, _) => "index of dispersion",
+                (_, true) => "top share",
+                _ => "index of lives chained one an instance",
+            },
             recorded: recorded_stats[j],
             low: w.iter().copied().fold(f64::INFINITY, f64::min),
             high: w.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -331,7 +376,14 @@ pub fn read(
         random: medians[1][0],
         most_recent: medians[2][0],
         first: medians.get(3).map(|m| m[0]),
-        top_share: share.map(|recorded| TopShare {
+        hot_index: hot.filter(|_| share.is_none()).map(|recorded| ByKind {
+            recorded,
+            longest_idle: medians[0][1],
+            random: medians[1][1],
+            most_recent: medians[2][1],
+            first: medians[3][1],
+        }),
+        top_share: share.map(|recorded| ByKind {
             recorded,
             longest_idle: medians[0][1],
             random: medians[1][1],

@@ -26,18 +26,66 @@ pub fn dispersion(
         // Chained where each row's life most likely began: at a pace
         // shared by the fleet, the chain's miss is the life's own.
         Lives::ChainedByInstance | Lives::ChainedInFleet => {
-            let span = (s.end_s - s.start_s).max(1.0);
-            let n: f64 = s.rows.iter().map(|r| r.requests).sum();
-            let pace = lives::Pace {
-                per_worker: n / span / cx.workers.max(1.0),
-                amplitude: cx.shape.amplitude,
-                peak_hour: cx.shape.peak_hour,
-                start_hour: cx.shape.start_hour,
-            };
-            lives::complete(s, cx.workers, cx.per_instance, pace)
+            lives::complete(s, cx.workers, cx.per_instance, pace(s, cx, cx.workers))
+        }
+        Lives::HotByInstance | Lives::HotInFleet => {
+            let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
+            lives::complete(s, cx.workers, cx.per_instance, pace(s, cx, instances))
         }
         Lives::Window => return None,
     };
+    index(found, cx, ready_s, min_lives)
+}
+
+/// The index of dispersion of lives chained one an instance at the
+/// instance's pace, where rows name no slot (`s.lives` chained; `None`
+/// otherwise, or with fewer than `min_lives` lives): where the first idle
+/// slot takes nearly every request, its lives follow one another at that
+/// pace and chain as a slot's own (0.3-4 on the clean-room model's fleets
+/// fed first), while lives spread over three slots, or over whichever
+/// was idle last, chain wrong and are hundreds of times over (200-5,600
+/// fed at random, 390-4,200 the latest idle first; forty-eight held-out
+/// recordings without ids, docs/calibration.md). It says `first` without
+/// slot ids, as the top share does with them.
+pub fn hot_dispersion(
+    s: &Sample,
+    cx: &Context,
+    ready_s: f64,
+    min_lives: usize,
+) -> Option<(f64, usize)> {
+    let (groups, chains) = match s.lives {
+        Lives::ChainedInFleet | Lives::HotInFleet => (
+            Lives::ChainedInFleet,
+            (cx.workers / cx.per_instance.max(1.0)).round().max(1.0),
+        ),
+        Lives::ChainedByInstance | Lives::HotByInstance => (Lives::ChainedByInstance, 1.0),
+        _ => return None,
+    };
+    let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
+    let found = lives::chained_lives(s, groups, chains as usize, pace(s, cx, instances));
+    index(found, cx, ready_s, min_lives)
+}
+
+/// The window's requests a second over `shares`, shaped by the profile.
+fn pace(s: &Sample, cx: &Context, shares: f64) -> lives::Pace {
+    let span = (s.end_s - s.start_s).max(1.0);
+    let n: f64 = s.rows.iter().map(|r| r.requests).sum();
+    lives::Pace {
+        per_worker: n / span / shares.max(1.0),
+        amplitude: cx.shape.amplitude,
+        peak_hour: cx.shape.peak_hour,
+        start_hour: cx.shape.start_hour,
+    }
+}
+
+/// The index of `found` lives (`(from, to, requests)`), `None` with fewer
+/// than `min_lives`.
+fn index(
+    found: Vec<(f64, f64, f64)>,
+    cx: &Context,
+    ready_s: f64,
+    min_lives: usize,
+) -> Option<(f64, usize)> {
     // Each life's requests against the profile's integral over it (in
     // seconds at the mean rate; Simpson's rule: a life is an hour or two
     // of a day's cosine), the pace the lives' median ratio (a rate over
