@@ -281,8 +281,18 @@ pub(super) fn hot_lateness(s: &Sample, per_worker: f64) -> Option<f64> {
     if !s.rows.iter().all(|r| r.instance.is_some()) {
         return None;
     }
-    lateness(s, per_worker, |r| {
-        r.instance.clone().map(|i| (i, String::new()))
+    hot_lateness_by(s, per_worker, true)
+}
+
+/// `hot_lateness` by instance, or (`by_instance` false: rows that name no
+/// instance, and simulated windows read as they are) the window's first
+/// recycle alone, in lives at `per_worker`: a warm window's first comes at
+/// the least of the instances' hot workers' remaining lives, a cold one's
+/// a whole life in.
+pub(super) fn hot_lateness_by(s: &Sample, per_worker: f64, by_instance: bool) -> Option<f64> {
+    lateness(s, per_worker, |r| match by_instance {
+        true => r.instance.clone().map(|i| (i, String::new())),
+        false => Some((String::new(), String::new())),
     })
 }
 

@@ -422,9 +422,12 @@ fn read_warm(
 ) -> Option<WarmRead> {
     let cx = boot.context;
     let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
+    // By instance where the rows name them; else the window's first
+    // recycle, in the simulated windows too (their rows name them).
+    let by_instance = regime.sample.rows.iter().all(|r| r.instance.is_some());
     let late = |s: &Sample| {
         let rate = s.rows.iter().map(|r| r.requests).sum::<f64>() / (s.end_s - s.start_s);
-        lives::hot_lateness(s, rate / instances)
+        lives::hot_lateness_by(s, rate / instances, by_instance)
     };
     let recorded = late(&regime.sample)?;
     let mut at: Theta = structures
