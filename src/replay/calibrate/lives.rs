@@ -637,6 +637,22 @@ mod tests {
         assert!((by.rps / 2.0 - 1.0).abs() < 0.01, "{by:?}");
     }
 
+    /// Without instance names, the window's first recycle alone: a fifth
+    /// of a life in (warm), where each instance's first averages 0.23.
+    #[test]
+    fn a_hot_fleets_start_without_instance_names_is_the_windows_first_recycle() {
+        let mut s = hot_rows(300.0, 1500.0);
+        let by = hot_lateness_by(&s, 1.0, true).expect("instances named");
+        assert!((by - (300.0 + 400.0) / 1500.0 / 2.0).abs() < 1e-9, "{by}");
+        for r in s.rows.iter_mut() {
+            r.instance = None;
+            r.slot = None;
+        }
+        assert_eq!(hot_lateness(&s, 1.0), None);
+        let first = hot_lateness_by(&s, 1.0, false).expect("the window's first");
+        assert!((first - 0.2).abs() < 1e-9, "{first}");
+    }
+
     /// A slot's first row (a life begun before the window, of any length)
     /// and a slot that recycled once say nothing of the rate; the rest is
     /// each slot's requests over the window's time after its first.
