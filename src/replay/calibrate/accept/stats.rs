@@ -45,8 +45,9 @@ pub fn dispersion(
 /// fed first), while lives spread over three slots, or over whichever
 /// was idle last, chain wrong and are hundreds of times over (200-5,600
 /// fed at random, 390-4,200 the latest idle first; forty-eight held-out
-/// recordings without ids, docs/calibration.md). It says `first` without
-/// slot ids, as the top share does with them.
+/// recordings without ids, docs/calibration.md), and capped at
+/// `HOT_INDEX_CAP`. It says `first` without slot ids, as the top share
+/// does with them.
 pub fn hot_dispersion(
     s: &Sample,
     cx: &Context,
@@ -63,8 +64,15 @@ pub fn hot_dispersion(
     };
     let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
     let found = lives::chained_lives(s, groups, chains as usize, pace(s, cx, instances));
-    index(found, cx, ready_s, min_lives)
+    index(found, cx, ready_s, min_lives).map(|(d, n)| (d.min(HOT_INDEX_CAP), n))
 }
+
+/// Where `hot_dispersion` stops counting: past it the chains are no one
+/// slot's, and how far past says nothing the kinds share (the latest idle
+/// first's windows spread 705-1,694 where a recording of it read 4,396:
+/// uncapped, a misfit, and the base's kind was kept). Fed first the index
+/// is under 15 in every window and recording measured.
+pub const HOT_INDEX_CAP: f64 = 50.0;
 
 /// The window's requests a second over `shares`, shaped by the profile.
 fn pace(s: &Sample, cx: &Context, shares: f64) -> lives::Pace {
