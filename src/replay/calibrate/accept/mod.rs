@@ -122,6 +122,10 @@ pub struct WarmRead {
     pub recorded: f64,
     pub warm: f64,
     pub cold: f64,
+    /// Read off each instance's first recycle (rows name instances), else
+    /// off the window's first.
+    #[serde(skip)]
+    pub by_instance: bool,
     pub chosen: bool,
 }
 
@@ -215,9 +219,13 @@ impl Reading {
         let warm = self.warm_start.as_ref().map_or(String::new(), |w| {
             format!(
                 "; one worker an instance takes nearly every request, and the window began {} \
-                 (each instance's first recycle {:.2} lives in at its pace; simulated {:.2} \
-                 begun warm, {:.2} cold)",
+                 ({} {:.2} lives in at its pace; simulated {:.2} begun warm, {:.2} cold)",
                 if w.chosen { "warm" } else { "cold" },
+                if w.by_instance {
+                    "each instance's first recycle"
+                } else {
+                    "the window's first recycle"
+                },
                 w.recorded,
                 w.warm,
                 w.cold
@@ -371,7 +379,7 @@ pub fn read(
     Some(Reading {
         recorded,
         lives,
-        lives_from: regime.sample.lives.label(),
+        lives_from: rec.lives.label(),
         longest_idle: medians[0][0],
         random: medians[1][0],
         most_recent: medians[2][0],
@@ -453,6 +461,7 @@ fn read_warm(
         recorded,
         warm,
         cold,
+        by_instance,
         chosen: (recorded - warm).abs() <= (recorded - cold).abs(),
     })
 }
