@@ -54,16 +54,13 @@ pub fn hot_dispersion(
     ready_s: f64,
     min_lives: usize,
 ) -> Option<(f64, usize)> {
-    let (groups, chains) = match s.lives {
-        Lives::ChainedInFleet | Lives::HotInFleet => (
-            Lives::ChainedInFleet,
-            (cx.workers / cx.per_instance.max(1.0)).round().max(1.0),
-        ),
-        Lives::ChainedByInstance | Lives::HotByInstance => (Lives::ChainedByInstance, 1.0),
+    let by_instance = match s.lives {
+        Lives::ChainedInFleet | Lives::HotInFleet => false,
+        Lives::ChainedByInstance | Lives::HotByInstance => true,
         _ => return None,
     };
     let instances = (cx.workers / cx.per_instance.max(1.0)).max(1.0);
-    let found = lives::chained_lives(s, groups, chains as usize, pace(s, cx, instances));
+    let found = lives::hot_lives(s, by_instance, instances, pace(s, cx, instances));
     index(found, cx, ready_s, min_lives).map(|(d, n)| (d.min(HOT_INDEX_CAP), n))
 }
 
