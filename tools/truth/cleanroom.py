@@ -61,8 +61,8 @@ class Fleet:
         self.hard = self.base + HARD_OFFSET_MB
         self.seed = seed
         self.env = simpy.Environment()
-        self.start = BURN_IN_S
-        self.end = BURN_IN_S + p.hours * 3600.0
+        self.start = p.burn_in_s
+        self.end = p.burn_in_s + p.hours * 3600.0
         self.boot = p.boot_mb
         self.shared = max(0.0, p.boot_mb - SHARED_BELOW_BOOT_MB)
         self.leak_mu, self.leak_sigma = lognormal_params(p.leak_mean, p.leak_cv)
@@ -338,7 +338,7 @@ def params_dict(p):
             "random": "random idle worker inside",
             "first": "the first idle worker in slot order inside",
             "lifo": "the latest idle worker inside"}[p.pick],
-        "burn_in_s": BURN_IN_S, "ts": "seconds since window start",
+        "burn_in_s": p.burn_in_s, "ts": "seconds since window start",
     }
 
 
@@ -359,6 +359,8 @@ def main():
     ap.add_argument("--busy-rps", type=float, default=1.0,
                     help="instance arrivals/s over the trailing 60 s above which a recycle defers")
     ap.add_argument("--defer-max-s", type=float, default=90.0)
+    ap.add_argument("--burn-in-s", type=float, default=BURN_IN_S,
+                    help="simulated before the window opens (0: every worker fresh at the window's start)")
     ap.add_argument("--out", help="CSV of recycle rows; FILE.truth.json beside it")
     ap.add_argument("--whatif-base-mb", type=float)
     ap.add_argument("--pairs", type=int, default=20)
