@@ -458,16 +458,34 @@ impl Scan {
             .find(|p| p.deferral == Deferral::Off)
             .map_or(f64::NAN, |p| p.distance);
         let chosen = self.points.iter().find(|p| p.deferral == self.chosen);
+        let boots = self.plausible.iter().filter(|x| x.0.is_on()).map(|x| x.1);
+        let on = boots.clone().count();
+        let lo = boots.clone().fold(f64::INFINITY, f64::min);
+        let hi = boots.fold(f64::NEG_INFINITY, f64::max);
         match (self.chosen, chosen) {
-            (Deferral::Off, _) | (_, None) => format!(
-                "busy deferral: off (the recording's overshoot fits off within its noise, \
-                 Cramér-von Mises distance {off:.4}; {} deferrals scanned)",
-                self.points.len()
-            ),
+            (Deferral::Off, _) | (_, None) => {
+                // Recycle rows cannot rule out a deferral at another boot
+                // (docs/calibration.md, "Long deferrals and cold starts":
+                // off read on two fleets that deferred, boot 36 and 56 MB
+                // low, outside its interval): say what boot rests on.
+                let also = if on > 0 {
+                    format!(
+                        "; {on} deferrals fit as well, at boots from {lo:.0} to {hi:.0} MB: \
+                         recycle rows cannot tell a fleet that never defers from one that \
+                         defers at another boot, so boot and its interval rest on off; if \
+                         the fleet defers recycles while busy, give its busy_rps and \
+                         defer_max_s in --scenario"
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "busy deferral: off (the recording's overshoot fits off within its noise, \
+                     Cramér-von Mises distance {off:.4}; {} deferrals scanned{also})",
+                    self.points.len()
+                )
+            }
             (d, Some(p)) => {
-                let boots = self.plausible.iter().filter(|x| x.0.is_on()).map(|x| x.1);
-                let lo = boots.clone().fold(f64::INFINITY, f64::min);
-                let hi = boots.fold(f64::NEG_INFINITY, f64::max);
                 let ridge = if self.plausible.len() > 1 {
                     format!(
                         "; {} deferrals fit within the recording's noise, at boots from {lo:.0} \
@@ -632,5 +650,41 @@ mod tests {
             s.note()
                 .contains("3 deferrals fit within the recording's noise")
         );
+    }
+
+    #[test]
+    fn off_says_which_deferrals_fit_as_well_and_that_boot_rests_on_off() {
+        // Off fits best (and off the floor); two deferrals fit within the
+        // noise at higher boots, one does not: off is kept, and its note
+        // names the two and their boots, and how to give a deferral.
+        let mut off = point(Deferral::Off, 0.001, 300.0);
+        off.floor_distance = 0.05;
+        let points = vec![
+            off,
+            point(read(1.0, 90.0), 0.0012, 340.0),
+            point(read(0.9, 135.0), 0.0015, 420.0),
+            point(read(0.8, 270.0), 0.05, 480.0),
+        ];
+        let boots = [136.0, 300.0, 340.0, 420.0, 480.0, 520.0];
+        let recorded = vec![vec![0.5]; boots.len()];
+        let s = choose(points, 100, &boots, &recorded);
+        assert_eq!(s.chosen, Deferral::Off);
+        let note = s.note();
+        assert!(
+            note.contains("2 deferrals fit as well, at boots from 340 to 420 MB"),
+            "{note}"
+        );
+        assert!(note.contains("give its busy_rps and defer_max_s in --scenario"));
+        // Alone within the noise, off says nothing more.
+        let mut off = point(Deferral::Off, 0.001, 300.0);
+        off.floor_distance = 0.05;
+        let s = choose(
+            vec![off, point(read(0.8, 270.0), 0.05, 480.0)],
+            100,
+            &boots,
+            &recorded,
+        );
+        assert_eq!(s.chosen, Deferral::Off);
+        assert!(!s.note().contains("fit as well"), "{}", s.note());
     }
 }

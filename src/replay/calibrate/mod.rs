@@ -323,8 +323,17 @@ pub fn calibrate_observed(
     }
     // Busy deferral read off the overshoot's shape, where the base defers;
     // a deferral's overshoot targets make the boot statistics again.
-    // Without the scan, off and the base's deferral are the candidates.
-    let mut deferrals = vec![Deferral::Off, Deferral::Base];
+    // Without the scan (a --scenario's deferral, not --fit-deferral) the
+    // base's deferral is the deployed policy and is simulated as given:
+    // recycle rows cannot tell off from a deferral at another boot, so
+    // off beside it was chosen on noise (docs/calibration.md, "Long
+    // deferrals and cold starts": two fleets given their own deferral
+    // read off, boot 47 and 232 MB low).
+    let mut deferrals = if base.policy.busy_deferral && !options.read_deferral {
+        vec![Deferral::Base]
+    } else {
+        vec![Deferral::Off, Deferral::Base]
+    };
     let mut deferral_scan = Vec::new();
     let mut along_ridge: Vec<deferral::Member> = Vec::new();
     if base.policy.busy_deferral && options.read_deferral {
