@@ -604,10 +604,11 @@ mod tests {
         // Off measurably worse at the floor (T 1.8): kept.
         assert_eq!(scan(0.02).chosen, Deferral::Off);
         // Off the best fit of all, flat to the floor: kept.
-        let mut off = point(Deferral::Off, 0.0005, 200.0);
-        off.floor_distance = 0.0006;
         let s = choose(
-            vec![off, point(read(1.0, 90.0), 0.001, 300.0)],
+            vec![
+                off_point(0.0005, 200.0, 0.0006),
+                point(read(1.0, 90.0), 0.001, 300.0),
+            ],
             100,
             &boots,
             &recorded,
@@ -652,15 +653,20 @@ mod tests {
         );
     }
 
+    /// Off at its best `distance` and `boot`, `floor` at the lowest boot.
+    fn off_point(distance: f64, boot: f64, floor: f64) -> Point {
+        let mut off = point(Deferral::Off, distance, boot);
+        off.floor_distance = floor;
+        off
+    }
+
     #[test]
     fn off_says_which_deferrals_fit_as_well_and_that_boot_rests_on_off() {
         // Off fits best (and off the floor); two deferrals fit within the
         // noise at higher boots, one does not: off is kept, and its note
         // names the two and their boots, and how to give a deferral.
-        let mut off = point(Deferral::Off, 0.001, 300.0);
-        off.floor_distance = 0.05;
         let points = vec![
-            off,
+            off_point(0.001, 300.0, 0.05),
             point(read(1.0, 90.0), 0.0012, 340.0),
             point(read(0.9, 135.0), 0.0015, 420.0),
             point(read(0.8, 270.0), 0.05, 480.0),
@@ -676,10 +682,11 @@ mod tests {
         );
         assert!(note.contains("give its busy_rps and defer_max_s in --scenario"));
         // Alone within the noise, off says nothing more.
-        let mut off = point(Deferral::Off, 0.001, 300.0);
-        off.floor_distance = 0.05;
         let s = choose(
-            vec![off, point(read(0.8, 270.0), 0.05, 480.0)],
+            vec![
+                off_point(0.001, 300.0, 0.05),
+                point(read(0.8, 270.0), 0.05, 480.0),
+            ],
             100,
             &boots,
             &recorded,
