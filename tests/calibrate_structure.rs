@@ -396,6 +396,13 @@ fn a_scenarios_own_deferral_is_simulated_as_given() {
         shown()
     );
     assert!(c.structure.deferral_scan.is_empty(), "{}", shown());
+    assert!(
+        c.notes.iter().any(|n| n.contains(
+            "busy deferral: the scenario's (busy_rps 0.5, defer_max_s 1800), simulated as given"
+        )),
+        "{}",
+        shown()
+    );
     // Off beside it was chosen on 5 of 6 such windows (seeds 1-6, rows
     // without ids), boot 132-204 MB low with intervals missing the truth;
     // given, boot came within 6-41 MB, its interval holding the truth on

@@ -330,6 +330,11 @@ pub fn calibrate_observed(
     // deferrals and cold starts": two fleets given their own deferral
     // read off, boot 47 and 232 MB low).
     let mut deferrals = if base.policy.busy_deferral && !options.read_deferral {
+        notes.push(format!(
+            "busy deferral: the scenario's (busy_rps {}, defer_max_s {}), simulated as given; \
+             --fit-deferral reads it off the overshoot instead",
+            base.policy.busy_rps, base.policy.defer_max_s
+        ));
         vec![Deferral::Base]
     } else {
         vec![Deferral::Off, Deferral::Base]
