@@ -550,3 +550,22 @@ fn the_tick_is_the_bases_unless_asked_to_fit_it() {
     // Fitted from 30 s toward the window's true 45 s, with an interval.
     assert!(tick.value > 30.0 && lo <= 45.0 && 45.0 <= hi, "{tick:?}");
 }
+
+/// Each structure is fitted under one busy deferral: a base that does not
+/// defer under off alone (its own policy is off too: fitting both fitted
+/// one structure twice), one that defers under the scan's choice or, not
+/// read (`replay --scenario` without `--fit-deferral`), its own as given.
+#[test]
+fn each_structure_is_fitted_under_one_deferral() {
+    use fleetsim::replay::calibrate::deferral_candidates;
+    let given = Options {
+        read_deferral: false,
+        ..Options::DEFAULT
+    };
+    let off = raw(&["policy.busy_deferral=false"]);
+    let defers = raw(&["policy.busy_deferral=true"]);
+    assert_eq!(deferral_candidates(&off, Options::DEFAULT), 1);
+    assert_eq!(deferral_candidates(&off, given), 1);
+    assert_eq!(deferral_candidates(&defers, Options::DEFAULT), 1);
+    assert_eq!(deferral_candidates(&defers, given), 1);
+}

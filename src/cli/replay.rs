@@ -373,14 +373,8 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         fit_tick: args.fit_tick,
         read_deferral: args.scenario.is_none() || args.fit_deferral,
     };
-    // Each memory model under the read deferral or the base's (a
-    // --scenario's, simulated as given), or under off and the base's
-    // where the base does not defer.
-    let candidates = if options.read_deferral || base.raw.policy.busy_deferral {
-        2
-    } else {
-        4
-    };
+    // Each memory model (plain, the base's) under each busy deferral.
+    let candidates = 2 * replay::calibrate::deferral_candidates(&base.raw, options);
     let planned = replay::calibrate::planned_simulations(budget, candidates, options) as u64;
     let bar = Progress::new("calibrate", planned, "simulated windows");
     let cal = replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, options, &|done| {
