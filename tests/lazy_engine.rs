@@ -311,6 +311,34 @@ fn every_preset_the_fast_path_takes_is_the_event_engine_byte_for_byte() {
     assert!(taken.len() >= 9, "presets on the fast path: {taken:?}");
 }
 
+/// A worker its first check recycles at time zero (unicorn-worker-killer
+/// starts warm workers past their request limit) is a dip in serving
+/// workers on both engines: `min_serving_workers` was sampled after the
+/// first event, a completion on the event engine (during the dip) and a
+/// boot on the fast path (after it); 9 of 59 seeds differed.
+#[test]
+fn a_recycle_at_time_zero_is_the_same_dip_on_both_engines() {
+    let sc = common::preset(
+        "unicorn-worker-killer",
+        &["run.duration_h=1", "fleet.kill.request_timeout_s=0"],
+    );
+    let mut dips = 0;
+    for seed in 1..40 {
+        let min = |how: &str| {
+            let sim = Sim::new(&sc, seed, fleetsim::metrics::NullObserver);
+            let sim = match how {
+                "events" => sim.with_event_completions(),
+                _ => sim.with_lazy_completions(),
+            };
+            sim.run().unwrap().summary.min_serving_workers
+        };
+        let events = min("events");
+        assert_eq!(events, min("fast"), "seed {seed}");
+        dips += u32::from(events + 2 <= sc.fleet.workers() as u32);
+    }
+    assert!(dips >= 3, "{dips} seeds dip by two or more workers");
+}
+
 #[test]
 fn a_large_fleet_takes_the_fast_path_by_itself_and_a_small_one_unless_saturated() {
     // 20 instances of 3: past LAZY_MIN_WORKERS, `Sim::new` alone.

@@ -543,6 +543,11 @@ impl<'s, O: Observer> Sim<'s, O> {
         self.schedule_platform();
         self.start_replace();
         self.fold_all(SimTime::ZERO);
+        // Time zero is an event of its own: a worker its first check
+        // recycles at once is a dip the loop's first sample must not
+        // depend on which event comes first (on the fast path, a completion
+        // is not one).
+        self.m.min_serving = self.counts.serving;
     }
 
     /// The worker structs of instance `i`.
