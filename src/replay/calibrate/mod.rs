@@ -60,7 +60,7 @@ mod stages;
 mod testkit;
 
 pub use calibration::{Budget, Calibration, Candidate, Fit, Options, SCHEMA, Structure};
-pub use deferral::scan_windows;
+pub use deferral::{deferral_candidates, scan_windows};
 pub use lognormal::fit_lognormal;
 pub use output::{calibrated_toml, render};
 
@@ -324,7 +324,7 @@ pub fn calibrate_observed(
     // Busy deferral read off the overshoot's shape, where the base defers;
     // a deferral's overshoot targets make the boot statistics again.
     // Without the scan, `given_deferrals`.
-    let mut deferrals = given_deferrals(base, options);
+    let mut deferrals = deferral::given_deferrals(base, options);
     if deferrals == [Deferral::Base] {
         notes.push(format!(
             "busy deferral: the scenario's (busy_rps {}, defer_max_s {}), simulated as given; \
@@ -634,31 +634,6 @@ fn fit_once(
 /// structures, with the busy-deferral scan (`deferral::scan`) where
 /// `options` reads deferral (at most: the scan runs only where the base
 /// defers, and the fits along its ridge only where several deferrals fit).
-/// The busy deferrals the structures are fitted under before any scan: a
-/// base that does not defer, off (the base's is off too: both would fit
-/// one structure twice); a base that defers, its deployed deferral as
-/// given where it is not read (`Options::read_deferral`: recycle rows
-/// cannot tell off from a deferral at another boot, so off beside it was
-/// chosen on noise, boot 47 and 232 MB low: docs/calibration.md, "Long
-/// deferrals and cold starts"), else the scan's choice replaces both.
-fn given_deferrals(base: &RawScenario, options: Options) -> Vec<Deferral> {
-    match (base.policy.busy_deferral, options.read_deferral) {
-        (false, _) => vec![Deferral::Off],
-        (true, false) => vec![Deferral::Base],
-        (true, true) => vec![Deferral::Off, Deferral::Base],
-    }
-}
-
-/// How many busy deferrals the structures are fitted under: one, the
-/// scan's choice, the base's own deferral or off (`given_deferrals`).
-pub fn deferral_candidates(base: &RawScenario, options: Options) -> usize {
-    if base.policy.busy_deferral && options.read_deferral {
-        1
-    } else {
-        given_deferrals(base, options).len()
-    }
-}
-
 pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) -> usize {
     let scan = if options.read_deferral {
         deferral::scan_windows(budget)
