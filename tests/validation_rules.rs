@@ -356,6 +356,41 @@ fn what_ifs_on_a_failed_calibration_are_refused_or_forced_and_labelled() {
     assert_eq!(w["seeds"].as_array().unwrap().len(), 32);
 }
 
+/// `--fit-deferral` needs a calibration and a scenario that defers: over
+/// one that does not there is nothing to read, and it said nothing.
+#[test]
+fn fit_deferral_is_refused_where_there_is_no_deferral_to_read() {
+    let dir = common::TempDir::new("validation-rules-fit-deferral");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+            .current_dir(ROOT)
+            .args(["replay", "scenarios/recordings/generated-24h.csv", "--out"])
+            .arg(dir.path().join("out"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&[
+        "--calibrate",
+        "--fit-deferral",
+        "--scenario",
+        "scenarios/unicorn-worker-killer.toml",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("unicorn-worker-killer.toml does not defer (policy.busy_deferral = false)"),
+        "{err}"
+    );
+    let (code, err) = run(&["--fit-deferral"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("add --calibrate"), "{err}");
+    assert!(!dir.path().join("out").exists(), "refused before any work");
+}
+
 #[test]
 fn check_exits_1_when_the_verdict_is_negative() {
     let dir = common::TempDir::new("validation-rules-check");
@@ -369,6 +404,17 @@ fn check_exits_1_when_the_verdict_is_negative() {
         dir.path().join("fails/validation.json").exists(),
         "files still written"
     );
+    // Gated, the negative verdict is the answer also where it refuses a
+    // what-if (a pipeline reads 1, not the refusal's 2).
+    let gated = dir.path().join("gated");
+    let bucket = "scenarios/whatif/token-bucket.toml";
+    let (code, _, err) = replay(&gated, &["--check", "--what-if", bucket]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("error: verdict: --check") && err.contains("--what-if not run"),
+        "{err}"
+    );
+    assert!(!gated.join("whatif.json").exists());
     // A window the base's own structure made reproduces: --check exits 0.
     let made = dir.path().join("made");
     let run = Command::new(env!("CARGO_BIN_EXE_fleetsim"))

@@ -140,8 +140,8 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "fit, validate, exit 1 if it does not reproduce",
             ),
             (
-                "fleetsim replay scenarios/recordings/generated-24h.csv --calibrate --what-if scenarios/whatif/token-bucket.toml",
-                "the window under another policy",
+                "fleetsim replay scenarios/recordings/generated-24h.csv --calibrate --force --what-if scenarios/whatif/token-bucket.toml",
+                "the window under another policy (--force: this window fails one validation row, so the what-if runs labelled as such)",
             ),
         ],
     ),

@@ -6,7 +6,7 @@
 //! because the calibration does not reproduce its window (without
 //! `--force`); 1 also with `--check` when the verdict is negative (the
 //! calibration does not reproduce its window: `error: verdict: ...`), after
-//! every file is written.
+//! every file is written, whether or not it refused a what-if.
 
 use super::Failure;
 use super::output::{AtomicFile, Loaded, ScenarioArgs, load_scenario};
@@ -66,9 +66,10 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub fit_tick: bool,
     /// With --calibrate and --scenario: read busy deferral (`busy_rps`,
-    /// `defer_max_s`) off the recording's overshoot instead of keeping the
-    /// scenario's. Without --scenario it always is (the embedded default's
-    /// deferral values are not the field reports').
+    /// `defer_max_s`, or off) off the recording's overshoot instead of
+    /// keeping the scenario's; the scenario must defer (refused otherwise).
+    /// Without --scenario it always is (the embedded default's deferral
+    /// values are not the field reports').
     #[arg(long)]
     pub fit_deferral: bool,
     /// Seeds the validation (and each what-if) simulates the calibrated
@@ -177,6 +178,9 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
         return Err(Failure::input(
             "--check gates on the calibration's verdict: add --calibrate",
         ));
+    }
+    if args.fit_deferral {
+        refuse_fit_deferral(&args)?;
     }
     if args.calibrate && !(1..=MAX_SEEDS).contains(&args.seeds) {
         return Err(Failure::input(format!(
@@ -422,17 +426,61 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
             seeds.len()
         );
     }
-    if !args.what_if.is_empty() {
-        what_ifs(args, &v, &draws, &seeds, out)?;
-    }
-    if args.check && !v.reproduces {
-        return Err(Failure::verdict(format!(
+    let verdict = || {
+        format!(
             "--check: {} (rows {})",
             v.verdict,
             replay::validate::warned(&v).join(", ")
-        )));
+        )
+    };
+    if !args.what_if.is_empty() {
+        // Gated, the verdict is the answer (exit 1), also where it refuses
+        // the what-ifs.
+        if args.check && !v.reproduces && !args.force {
+            return Err(Failure::verdict(format!(
+                "{}; --what-if not run: it would rest on a fit the recording rejects (--force \
+                 runs it labelled as such)",
+                verdict()
+            )));
+        }
+        what_ifs(args, &v, &draws, &seeds, out)?;
+    }
+    if args.check && !v.reproduces {
+        return Err(Failure::verdict(verdict()));
     }
     Ok(())
+}
+
+/// `--fit-deferral` reads the busy deferral a calibration simulates: it
+/// needs `--calibrate`, and a `--scenario` that defers (the scan varies
+/// its `busy_rps` and `defer_max_s`, off among them; over a scenario that
+/// does not defer there is nothing to vary, and reading nothing silently
+/// would say the flag was honoured).
+fn refuse_fit_deferral(args: &ReplayArgs) -> Result<(), Failure> {
+    if !args.calibrate {
+        return Err(Failure::input(
+            "--fit-deferral reads busy deferral while calibrating: add --calibrate",
+        ));
+    }
+    let Some(path) = &args.scenario else {
+        return Ok(());
+    };
+    let base = load_scenario(
+        &ScenarioArgs {
+            scenario: Some(path.clone()),
+            set: Vec::new(),
+        },
+        None,
+    )?;
+    if base.raw.policy.busy_deferral {
+        return Ok(());
+    }
+    Err(Failure::input(format!(
+        "--fit-deferral: {} does not defer (policy.busy_deferral = false), so there is no \
+         deferral to read; set policy.busy_deferral = true in it to read whether and how the \
+         fleet defers (off is among the deferrals scanned), or drop --fit-deferral",
+        path.display()
+    )))
 }
 
 /// `--what-if`: refused on a calibration that does not reproduce its
