@@ -32,6 +32,8 @@ pub fn validate(
 
 /// The most rows a run's timeline.csv may have (a 10-year run at a 31.5 s step).
 const MAX_TIMELINE_ROWS: f64 = 1e7;
+/// The longest mean service time a scenario may name: a day.
+const MAX_SERVICE_MEAN_MS: f64 = 86_400_000.0;
 
 /// The highest mean or peak request rate a scenario may ask for.
 const MAX_RPS: f64 = 1e9;
@@ -50,6 +52,17 @@ fn build(
         )?;
     }
     let window = duration("run.duration_h", raw.run.duration_h * 3600.0)?;
+    // Rates are per hour of the window: one that rounds to nothing (or to
+    // a few microseconds) has none to give.
+    if window < SimTime::from_secs(1) {
+        fail(
+            "run.duration_h",
+            format!(
+                "{} h is under a second: a window must be at least 1 s",
+                shown(raw.run.duration_h)
+            ),
+        )?;
+    }
     if raw.run.max_events == 0 {
         fail("run.max_events", "must be > 0")?;
     }
@@ -367,6 +380,18 @@ fn workload(
         fail("workload.rps", "the rate profile never sends a request")?;
     }
     positive("workload.service_mean_ms", w.service_mean_ms)?;
+    // Service times are drawn without bound above (exponential, lognormal):
+    // a mean of a day keeps every draw far from the clock's range; past it
+    // a request's completion can overflow simulated time.
+    if w.service_mean_ms > MAX_SERVICE_MEAN_MS {
+        fail(
+            "workload.service_mean_ms",
+            format!(
+                "{} ms is longer than a day ({MAX_SERVICE_MEAN_MS:.0} ms): no request is served that slowly",
+                shown(w.service_mean_ms)
+            ),
+        )?;
+    }
     let mean_us = w.service_mean_ms * 1000.0;
     let service = match w.service {
         ServiceKind::Constant => ServiceDist::Constant { us: mean_us },
