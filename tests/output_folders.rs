@@ -1,7 +1,8 @@
 //! Output folders are safe: a run's default folder carries a digest of its
 //! overrides, a run never overwrites a complete run of another scenario,
 //! override set or seed without `--force`, new data never sits beside a
-//! report drawn from the old, and a sweep's or optimiser's `best.toml`
+//! report drawn from the old, a replay that fails leaves the one before it
+//! whole, and a sweep's or optimiser's `best.toml`
 //! names itself for what it is.
 
 mod common;
@@ -234,6 +235,42 @@ fn a_replay_that_does_less_leaves_no_earlier_calibration_behind() {
     }
     ok(tmp.path(), &["report", o]);
     assert!(out.join("whatif.svg").exists());
+
+    // A replay that fails leaves the complete one before it as it was (it
+    // had removed the calibration's files at its start and overwritten the
+    // analysis with its own).
+    let before: Vec<(String, Vec<u8>)> = folders(&out)
+        .into_iter()
+        .map(|f| (f.clone(), fs::read(out.join(&f)).unwrap()))
+        .collect();
+    let short = tmp.path().join("short.csv");
+    fs::write(
+        &short,
+        "ts,event,instance,worker,rss_mb,limit_mb,requests\n1,worker_recycled,a,w0,500,490,100\n",
+    )
+    .unwrap();
+    let (code, _, err) = fleetsim_in(
+        tmp.path(),
+        &["replay", short.to_str().unwrap(), "--calibrate", "--out", o],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("left as it was"), "{err}");
+    let after: Vec<(String, Vec<u8>)> = folders(&out)
+        .into_iter()
+        .map(|f| (f.clone(), fs::read(out.join(&f)).unwrap()))
+        .collect();
+    assert!(before == after, "the complete replay before it was changed");
+    // A folder holding a file no replay writes is refused, not emptied.
+    let mine = tmp.path().join("mine");
+    fs::create_dir(&mine).unwrap();
+    fs::write(mine.join("notes.txt"), "mine").unwrap();
+    let (code, _, err) = fleetsim_in(
+        tmp.path(),
+        &["replay", &recording, "--out", mine.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("holds notes.txt"), "{err}");
+    assert_eq!(folders(&mine), ["notes.txt"]);
 
     ok(tmp.path(), &["replay", &recording, "--out", o]);
     let left = folders(&out);

@@ -11,9 +11,10 @@
 use super::Failure;
 use super::output::{AtomicFile, Loaded, ScenarioArgs, load_scenario};
 use super::progress::Progress;
+use super::run_dir::Staging;
 use clap::Args;
 use fleetsim::replay::{self, Knobs, Options, Recording};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -182,6 +183,9 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     if args.fit_deferral {
         refuse_fit_deferral(&args)?;
     }
+    for path in &args.what_if {
+        what_if_file(path)?;
+    }
     if args.calibrate && !(1..=MAX_SEEDS).contains(&args.seeds) {
         return Err(Failure::input(format!(
             "--seeds must be between 1 and {MAX_SEEDS}"
@@ -214,14 +218,17 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
             .map_or("recording".into(), |s| s.to_string_lossy().into_owned());
         PathBuf::from(format!("out/replay-{stem}"))
     });
-    fs::create_dir_all(&out)
-        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
-    super::output::remove_stale_report(&out)?;
-    remove_earlier_outputs(&out)?;
-    let mut file = AtomicFile::create(out.join("analysis.json"))?;
+    // Written whole into a staging directory and swapped in when complete
+    // (`run_dir`): a replay that fails or is stopped leaves `out` as it was.
+    let staging = Staging::begin_owned(&out, "fleetsim replay", replay_owned)?;
+    let dir = Dirs {
+        write: staging.path().to_path_buf(),
+        shown: out.clone(),
+    };
+    let mut file = AtomicFile::create(dir.file("analysis.json"))?;
     write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
-    let mut file = AtomicFile::create(out.join("recording.csv"))?;
+    let mut file = AtomicFile::create(dir.file("recording.csv"))?;
     replay::export::write_csv(&rec, &mut file)
         .map_err(|e| Failure::run(format!("{}: {e}", out.join("recording.csv").display())))?;
     file.commit()?;
@@ -237,10 +244,52 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
             out.join("analysis.json").display()
         );
     }
-    if args.calibrate {
-        calibrate(&args, &rec, &out)?;
+    let after = if args.calibrate {
+        calibrate(&args, &rec, &dir).map_err(|mut f| {
+            // Its analysis said "wrote": it was written to the staging
+            // directory, which goes with the failure.
+            f.message += &format!(
+                " ({} left as it was: this replay's files are discarded)",
+                out.display()
+            );
+            f
+        })?
+    } else {
+        None
+    };
+    staging.swap_in()?;
+    after.map_or(Ok(()), Err)
+}
+
+/// Where a replay writes (its staging directory) and the directory its
+/// messages name (`--out`, where the files are once swapped in).
+struct Dirs {
+    write: PathBuf,
+    shown: PathBuf,
+}
+
+impl Dirs {
+    fn file(&self, name: &str) -> PathBuf {
+        self.write.join(name)
     }
-    Ok(())
+    fn shown(&self, name: &str) -> PathBuf {
+        self.shown.join(name)
+    }
+}
+
+/// What a replay directory may hold: its files, with or without
+/// `--calibrate`, and what `fleetsim report` draws from them.
+fn replay_owned(name: &str) -> bool {
+    const FILES: [&str; 7] = [
+        "analysis.json",
+        "recording.csv",
+        "calibrated.toml",
+        "calibration.json",
+        "draws.csv",
+        "validation.json",
+        "whatif.json",
+    ];
+    FILES.contains(&name) || super::run_dir::drawn_or_temporary(name)
 }
 
 /// A what-if file's tables and keys that are not laid over the calibrated
@@ -272,20 +321,32 @@ fn not_applied(fragment: &toml::Table) -> Vec<String> {
 
 /// The calibrated scenario with `path`'s [policy] laid over its policy,
 /// and what of the file was not laid over (`not_applied`).
+/// A what-if file read and parsed, with its `[policy]` table: checked
+/// before any work (`run`) and read again where it is laid over.
+fn what_if_file(path: &Path) -> Result<toml::Table, Failure> {
+    let name = path.display();
+    let text = super::limits::read_input_text(path)?;
+    let fragment: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| Failure::input(format!("{name}: {}", e.message().trim())))?;
+    if !matches!(fragment.get("policy"), Some(toml::Value::Table(_))) {
+        return Err(Failure::input(format!(
+            "{name}: key `policy`: a what-if file needs a [policy] table"
+        )));
+    }
+    Ok(fragment)
+}
+
 fn alternative(
     calibrated: &str,
     path: &Path,
 ) -> Result<(String, fleetsim::Scenario, Vec<String>), Failure> {
     let name = path.display().to_string();
-    let text = super::limits::read_input_text(path)?;
-    let fragment: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| Failure::input(format!("{name}: {}", e.message().trim())))?;
-    let Some(toml::Value::Table(policy)) = fragment.get("policy") else {
-        return Err(Failure::input(format!(
-            "{name}: key `policy`: a what-if file needs a [policy] table"
-        )));
-    };
+    let fragment = what_if_file(path)?;
+    let policy = fragment
+        .get("policy")
+        .and_then(toml::Value::as_table)
+        .ok_or_else(|| Failure::input(format!("{name}: key `policy`: no [policy] table")))?;
     let mut base: toml::Table = calibrated
         .parse()
         .map_err(|e: toml::de::Error| Failure::run(e.to_string()))?;
@@ -354,19 +415,22 @@ fn scenario_draws(
 
 /// Writes `value` as `format`'s file in `out`, stamped (`schema::to_json`).
 fn write_json<T: serde::Serialize>(
-    out: &Path,
+    dir: &Dirs,
     format: fleetsim::schema::Format,
     value: &T,
 ) -> Result<(), Failure> {
     let json = fleetsim::schema::to_json(format, value).map_err(|e| Failure::run(e.to_string()))?;
-    let mut file = AtomicFile::create(out.join(format.file))?;
+    let mut file = AtomicFile::create(dir.file(format.file))?;
     write!(file, "{json}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()
 }
 
 /// `--calibrate`: fit, write calibrated.toml, validate, write
-/// validation.json; then the what-ifs, and the `--check` verdict.
-fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failure> {
+/// validation.json; then the what-ifs, and the `--check` verdict. The
+/// failures that come after every file is written (a negative verdict
+/// under `--check`, a what-if refused) are returned as `Ok(Some(..))`:
+/// the directory is complete, and swapped in before they are reported.
+fn calibrate(args: &ReplayArgs, rec: &Recording, dir: &Dirs) -> Result<Option<Failure>, Failure> {
     let base_args = ScenarioArgs {
         scenario: args.scenario.clone(),
         set: Vec::new(),
@@ -386,15 +450,15 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
     })
     .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
     bar.finish();
-    write_json(out, fleetsim::schema::CALIBRATION, &cal)?;
-    let mut file = AtomicFile::create(out.join("draws.csv"))?;
+    write_json(dir, fleetsim::schema::CALIBRATION, &cal)?;
+    let mut file = AtomicFile::create(dir.file("draws.csv"))?;
     write!(file, "{}", cal.draws_csv()).map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
     let draws = scenario_draws(args, &cal)?;
     let text = replay::calibrate::calibrated_toml(&draws[0].raw, &cal)
         .map_err(|e| Failure::run(format!("cannot print the calibrated scenario: {e}")))?;
-    let path = out.join("calibrated.toml");
-    let mut file = AtomicFile::create(path.clone())?;
+    let path = dir.shown("calibrated.toml");
+    let mut file = AtomicFile::create(dir.file("calibrated.toml"))?;
     write!(file, "{text}").map_err(|e| Failure::run(e.to_string()))?;
     file.commit()?;
     if !args.json {
@@ -412,8 +476,8 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
             .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
     v.structure = Some(cal.structure.clone());
     bar.finish();
-    let path = out.join(fleetsim::schema::VALIDATION.file);
-    write_json(out, fleetsim::schema::VALIDATION, &v)?;
+    let path = dir.shown(fleetsim::schema::VALIDATION.file);
+    write_json(dir, fleetsim::schema::VALIDATION, &v)?;
     if !args.json {
         print!(
             "{}",
@@ -434,21 +498,30 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, out: &Path) -> Result<(), Failu
         )
     };
     if !args.what_if.is_empty() {
-        // Gated, the verdict is the answer (exit 1), also where it refuses
-        // the what-ifs.
-        if args.check && !v.reproduces && !args.force {
-            return Err(Failure::verdict(format!(
-                "{}; --what-if not run: it would rest on a fit the recording rejects (--force \
-                 runs it labelled as such)",
-                verdict()
-            )));
+        if !v.reproduces && !args.force {
+            // Gated, the verdict is the answer (exit 1), also where it
+            // refuses the what-ifs.
+            return Ok(Some(if args.check {
+                Failure::verdict(format!(
+                    "{}; --what-if not run: it would rest on a fit the recording rejects \
+                     (--force runs it labelled as such)",
+                    verdict()
+                ))
+            } else {
+                Failure::input(format!(
+                    "--what-if refused: the calibration does not reproduce its window (rows \
+                     {}); its what-ifs would rest on a fit the recording rejects: fix the \
+                     calibration, or add --force to run them labelled as such",
+                    replay::validate::warned(&v).join(", ")
+                ))
+            }));
         }
-        what_ifs(args, &v, &draws, &seeds, out)?;
+        what_ifs(args, &v, &draws, &seeds, dir)?;
     }
     if args.check && !v.reproduces {
-        return Err(Failure::verdict(verdict()));
+        return Ok(Some(Failure::verdict(verdict())));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// `--fit-deferral` reads the busy deferral a calibration simulates: it
@@ -483,24 +556,16 @@ fn refuse_fit_deferral(args: &ReplayArgs) -> Result<(), Failure> {
     )))
 }
 
-/// `--what-if`: refused on a calibration that does not reproduce its
-/// window unless `--force`; then each file's policy over every draw.
+/// `--what-if` (on a calibration that reproduces its window, or with
+/// `--force`): each file's policy over every draw.
 fn what_ifs(
     args: &ReplayArgs,
     v: &replay::validate::Validation,
     draws: &[Loaded],
     seeds: &[u64],
-    out: &Path,
+    dir: &Dirs,
 ) -> Result<(), Failure> {
     let warned = replay::validate::warned(v);
-    if !v.reproduces && !args.force {
-        return Err(Failure::input(format!(
-            "--what-if refused: the calibration does not reproduce its window (rows {}); its \
-             what-ifs would rest on a fit the recording rejects: fix the calibration, or add \
-             --force to run them labelled as such",
-            warned.join(", ")
-        )));
-    }
     let texts = draws
         .iter()
         .map(|d| toml::to_string(&d.raw).map_err(|e| Failure::run(e.to_string())))
@@ -563,39 +628,11 @@ fn what_ifs(
         draws: kept.len(),
         policies,
     };
-    let path = out.join(fleetsim::schema::WHATIF.file);
-    write_json(out, fleetsim::schema::WHATIF, &w)?;
+    let path = dir.shown(fleetsim::schema::WHATIF.file);
+    write_json(dir, fleetsim::schema::WHATIF, &w)?;
     if !args.json {
         print!("{}", fleetsim::text::terminal(&replay::whatif::render(&w)));
         println!("wrote {}", path.display());
-    }
-    Ok(())
-}
-
-/// Files an earlier replay into `out` may have left that this one writes
-/// only with `--calibrate` (and its what-ifs): removed first, so a replay
-/// that does less (no `--calibrate`, or what-ifs refused) never leaves an
-/// earlier run's calibration or what-ifs beside its own analysis.
-const CALIBRATION_OUTPUTS: [&str; 5] = [
-    "calibrated.toml",
-    "calibration.json",
-    "draws.csv",
-    "validation.json",
-    "whatif.json",
-];
-
-fn remove_earlier_outputs(out: &std::path::Path) -> Result<(), Failure> {
-    for name in CALIBRATION_OUTPUTS {
-        let path = out.join(name);
-        match fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(Failure::run(format!(
-                    "{}: cannot remove: {e}",
-                    path.display()
-                )));
-            }
-            _ => {}
-        }
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 /// What a run directory may hold: a run's files, what `fleetsim report`
 /// draws from them, and hidden temporaries.
-fn owned(name: &str) -> bool {
+fn run_owned(name: &str) -> bool {
     const FILES: [&str; 10] = [
         "summary.json",
         "events.csv",
@@ -33,8 +33,14 @@ fn owned(name: &str) -> bool {
         "workers.partial.csv",
         "report.html",
     ];
+    FILES.contains(&name) || drawn_or_temporary(name)
+}
+
+/// What `fleetsim report` draws beside a command's data (`report.html`,
+/// the `*.svg` charts), and the hidden temporaries of an atomic write.
+pub fn drawn_or_temporary(name: &str) -> bool {
     let temporary = name.starts_with('.') && name.contains(".partial.");
-    FILES.contains(&name) || name.ends_with(".svg") || temporary
+    name == "report.html" || name.ends_with(".svg") || temporary
 }
 
 /// Whether `dir` holds a complete run: its `summary.json` and `scenario.toml`.
@@ -46,7 +52,9 @@ fn io_err(p: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
     move |e| Failure::run(format!("{}: {e}", p.display()))
 }
 
-/// The staging directory of one run; removed when dropped unswapped.
+/// The staging directory of one run (of `fleetsim run`, or of a command
+/// that writes a directory the same way: `Staging::begin_owned`); removed
+/// when dropped unswapped.
 pub struct Staging {
     target: PathBuf,
     dir: PathBuf,
@@ -58,10 +66,19 @@ impl Staging {
     /// target holds nothing a run does not write, and creates the staging
     /// directory.
     pub fn begin(target: &Path) -> Result<Staging, Failure> {
+        Staging::begin_owned(target, "fleetsim run", run_owned)
+    }
+
+    /// `begin` for `command`, whose directory may hold what `owned` says.
+    pub fn begin_owned(
+        target: &Path,
+        command: &str,
+        owned: fn(&str) -> bool,
+    ) -> Result<Staging, Failure> {
         super::output::refuse_non_dir("--out", target)?;
         let target = resolve(target)?;
         recover(&target)?;
-        refuse_foreign(&target)?;
+        refuse_foreign(&target, command, owned)?;
         let dir = create_unique(&target, "run")?;
         Ok(Staging {
             target,
@@ -143,7 +160,7 @@ fn resolve(target: &Path) -> Result<PathBuf, Failure> {
     Ok(abs)
 }
 
-fn refuse_foreign(target: &Path) -> Result<(), Failure> {
+fn refuse_foreign(target: &Path, command: &str, owned: fn(&str) -> bool) -> Result<(), Failure> {
     let entries = match fs::read_dir(target) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -154,7 +171,7 @@ fn refuse_foreign(target: &Path) -> Result<(), Failure> {
         let name = entry.file_name().to_string_lossy().into_owned();
         if !owned(&name) {
             return Err(Failure::input(format!(
-                "{}: holds {}, which fleetsim run does not write; a run replaces its \
+                "{}: holds {}, which {command} does not write; a run replaces its \
                  directory whole when it completes: choose another --out, or move it",
                 target.display(),
                 fleetsim::text::one_line(&name)
