@@ -32,6 +32,8 @@ pub fn validate(
 
 /// The most rows a run's timeline.csv may have (a 10-year run at a 31.5 s step).
 const MAX_TIMELINE_ROWS: f64 = 1e7;
+/// The most serving slots, or pinned connections, a fleet may have in all.
+const MAX_SLOTS: u64 = 10_000_000;
 /// The longest mean service time a scenario may name: a day.
 const MAX_SERVICE_MEAN_MS: f64 = 86_400_000.0;
 
@@ -88,6 +90,34 @@ fn build(
     }
     let workload = workload(&raw.workload, series)?;
     let client = client(&raw.client)?;
+    // Each key has its own bound; their products are what is allocated
+    // (a serving slot a worker and unit of concurrency, a connection a
+    // pinned instance's): 10^4 instances x 10^5 connections asked for 64 GB
+    // and aborted.
+    let slots = raw.fleet.instances as u64
+        * raw.fleet.workers_per_instance as u64
+        * raw.fleet.concurrency as u64;
+    if slots > MAX_SLOTS {
+        fail(
+            "fleet.concurrency",
+            format!(
+                "{slots} serving slots in all (instances x workers_per_instance x concurrency) \
+                 is over the limit of {MAX_SLOTS}"
+            ),
+        )?;
+    }
+    if let Connections::Pinned { per_instance, .. } = client.connections {
+        let conns = raw.fleet.instances as u64 * per_instance as u64;
+        if conns > MAX_SLOTS {
+            fail(
+                "client.conns_per_instance",
+                format!(
+                    "{conns} pinned connections in all (fleet.instances x conns_per_instance) \
+                     is over the limit of {MAX_SLOTS}"
+                ),
+            )?;
+        }
+    }
     if raw.engine.mode == EngineMode::Aggregate
         && matches!(client.connections, Connections::Pinned { .. })
     {
