@@ -303,3 +303,47 @@ fn scenario_show_reports_the_same_errors() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(out.join("summary.json").exists());
 }
+
+/// Seed ranges end at the last seed there is: `saturate --seed MAX --seeds
+/// 1` runs (it was refused), `compare --first-seed MAX-1 --seeds 3` is
+/// refused naming the flag (it ran one seed and exited 0).
+#[test]
+fn seed_ranges_reach_the_last_seed_and_no_further() {
+    let dir = TempDir::new("cli-errors-seeds");
+    let max = u64::MAX.to_string();
+    let out = dir.path().join("sat");
+    let o = fleetsim(
+        dir.path(),
+        &[
+            "saturate",
+            "--seed",
+            &max,
+            "--seeds",
+            "1",
+            "--hours",
+            "0.05",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let out = dir.path().join("cmp");
+    let before = (u64::MAX - 1).to_string();
+    let o = fleetsim(
+        dir.path(),
+        &[
+            "compare",
+            "default",
+            "default",
+            "--seeds",
+            "3",
+            "--first-seed",
+            &before,
+            "--hours",
+            "0.05",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_input_error("compare past the last seed", &o, &["--first-seed"], &out);
+}
