@@ -44,6 +44,22 @@ fn build(
     raw: &RawScenario,
     series: Option<Vec<(SimTime, f64)>>,
 ) -> Result<Scenario, (String, String)> {
+    // Printed to terminals and written into every output: no control
+    // characters (an escape sequence in a name rewrote the terminal).
+    for (key, text, allowed) in [
+        ("name", &raw.name, ""),
+        ("description", &raw.description, "\n\t"),
+    ] {
+        if let Some(c) = text
+            .chars()
+            .find(|c| c.is_control() && !allowed.contains(*c))
+        {
+            fail(
+                key,
+                format!("holds the control character {:?}: write it as text", c),
+            )?;
+        }
+    }
     positive("run.duration_h", raw.run.duration_h)?;
     // Checked in hours first: `1e308` h is infinite seconds, which the
     // seconds' check would report as "got inf".
