@@ -72,6 +72,16 @@ pub struct Table {
 
 impl Table {
     pub fn parse(file: &str, bytes: &[u8]) -> Result<Table, ReportError> {
+        // Every fleetsim writer ends each row with a newline: a file that
+        // does not was cut short (a full disk, a copy stopped), and its
+        // last row would be drawn from part of its fields.
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            let line = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+            return Err(csv_err(
+                file,
+                format!("line {line} ends mid-row: the file was cut short"),
+            ));
+        }
         let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
         let header = r
             .headers()
@@ -497,6 +507,18 @@ mod tests {
         // No column: none.
         let plain = parse_timeline(b"t_s,serving\n0,6\n60,6\n").unwrap();
         assert!(plain.surge_s.is_empty() && plain.surge_spans(1.0).is_empty());
+    }
+
+    #[test]
+    fn a_file_cut_mid_row_is_refused() {
+        let cut = b"ts,event,instance\n1.0,worker_recycled,inst-0\n2.0,worker_rec";
+        let e = parse_events(cut).err().expect("refused").to_string();
+        assert!(
+            e.contains("events.csv") && e.contains("line 3 ends mid-row"),
+            "{e}"
+        );
+        let whole = cut.iter().rposition(|&b| b == b'\n').unwrap() + 1;
+        assert!(parse_events(&cut[..whole]).is_ok());
     }
 
     #[test]
