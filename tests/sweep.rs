@@ -117,6 +117,46 @@ fn threads_resume_and_shards_give_the_same_bytes() {
         assert_eq!(read(&one, f), read(&killed, f), "{f} differs after resume");
     }
 
+    // Rows that parse but are not this sweep's are refused by line, not
+    // pooled: a duplicate, another seed, a `NaN` cell (written empty).
+    let tampered = |edit: &dyn Fn(&mut Vec<String>)| {
+        let mut rows: Vec<String> = lines[..11].iter().map(|l| l.to_string()).collect();
+        edit(&mut rows);
+        fs::write(killed.join("trials.csv"), rows.join("\n") + "\n").unwrap();
+        let out = fleetsim(&[
+            "sweep",
+            file.to_str().unwrap(),
+            "--out",
+            killed.to_str().unwrap(),
+            "--resume",
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = tampered(&|r| r.insert(6, r[5].clone()));
+    assert!(
+        err.contains("line 7") && err.contains("not in trial order, or given twice"),
+        "{err}"
+    );
+    let err = tampered(&|r| {
+        let mut f: Vec<String> = r[4].split(',').map(String::from).collect();
+        f[3] = "123".into();
+        r[4] = f.join(",");
+    });
+    assert!(
+        err.contains("line 5") && err.contains("seed 123 is not replication"),
+        "{err}"
+    );
+    let err = tampered(&|r| {
+        let mut f: Vec<String> = r[2].split(',').map(String::from).collect();
+        *f.last_mut().unwrap() = "NaN".into();
+        r[2] = f.join(",");
+    });
+    assert!(
+        err.contains("line 3") && err.contains("is not a number"),
+        "{err}"
+    );
+
     // Three shards, merged.
     let mut dirs = Vec::new();
     for k in 0..3 {

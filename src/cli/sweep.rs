@@ -298,15 +298,14 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
 }
 
 /// One shard's trials file, read one row ahead.
-struct Shard {
+struct Shard<'s> {
     path: PathBuf,
-    rows: csvio::Rows<BufReader<fs::File>>,
+    rows: csvio::Rows<'s, BufReader<fs::File>>,
     head: Option<(u64, String)>,
-    last: Option<u64>,
 }
 
-impl Shard {
-    fn open(sweep: &Sweep, path: PathBuf) -> Result<Self, Failure> {
+impl<'s> Shard<'s> {
+    fn open(sweep: &'s Sweep, path: PathBuf) -> Result<Self, Failure> {
         let f = fs::File::open(&path).map_err(io_err(&path))?;
         let rows = csvio::Rows::new(sweep, BufReader::new(f))
             .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
@@ -314,31 +313,18 @@ impl Shard {
             path,
             rows,
             head: None,
-            last: None,
         };
         s.advance()?;
         Ok(s)
     }
 
-    /// Reads the next row; shards are written in trial order, and merging
-    /// relies on it.
+    /// Reads the next row (`csvio::Rows` refuses one out of trial order,
+    /// which merging relies on).
     fn advance(&mut self) -> Result<(), Failure> {
         let row = self
             .rows
             .next_row()
             .map_err(|e| Failure::input(format!("{}: {e}", self.path.display())))?;
-        if let (Some(r), Some(last)) = (&row, self.last)
-            && r.trial <= last
-        {
-            return Err(Failure::input(format!(
-                "{}: line {}: trial {} after trial {last}: not in trial order \
-                 (edited by hand?); sort it by trial before merging",
-                self.path.display(),
-                self.rows.lineno,
-                r.trial
-            )));
-        }
-        self.last = row.as_ref().map(|r| r.trial).or(self.last);
         self.head = row.map(|r| (r.trial, self.rows.line.clone()));
         Ok(())
     }

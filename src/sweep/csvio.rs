@@ -140,8 +140,11 @@ pub fn scan<R: BufRead>(
 /// yields one row at a time (memory flat in the number of trials). A killed
 /// run may leave a partial last line: it is not yielded, and `complete_len`
 /// stops before it. Row errors name the line.
-pub struct Rows<R> {
+pub struct Rows<'s, R> {
     r: R,
+    sweep: &'s Sweep,
+    /// The last row's trial: rows come in trial order, each once.
+    last_trial: Option<u64>,
     want: Vec<String>,
     first_metric: usize,
     /// The last row's line as written, newline included.
@@ -153,8 +156,8 @@ pub struct Rows<R> {
     ended: bool,
 }
 
-impl<R: BufRead> Rows<R> {
-    pub fn new(sweep: &Sweep, mut r: R) -> Result<Self, String> {
+impl<'s, R: BufRead> Rows<'s, R> {
+    pub fn new(sweep: &'s Sweep, mut r: R) -> Result<Self, String> {
         let want = header(sweep);
         let first_metric = want.len() - Summary::metric_names().len();
         let mut line = String::new();
@@ -173,6 +176,8 @@ impl<R: BufRead> Rows<R> {
         }
         Ok(Rows {
             r,
+            sweep,
+            last_trial: None,
             want,
             first_metric,
             line,
@@ -216,16 +221,20 @@ impl<R: BufRead> Rows<R> {
                 )
             })
         };
+        // A metric the run could not compute is written empty, never `NaN`.
         let metrics = f[first_metric..]
             .iter()
-            .map(|s| {
+            .zip(&want[first_metric..])
+            .map(|(s, name)| {
                 if s.is_empty() {
-                    f64::NAN
-                } else {
-                    s.parse().unwrap_or(f64::NAN)
+                    return Ok(f64::NAN);
+                }
+                match s.parse::<f64>() {
+                    Ok(v) if !v.is_nan() => Ok(v),
+                    _ => Err(format!("line {lineno}: `{name}` = `{s}` is not a number")),
                 }
             })
-            .collect();
+            .collect::<Result<Vec<f64>, String>>()?;
         let row = Row {
             trial: int(0)?,
             config: int(1)?,
@@ -233,8 +242,62 @@ impl<R: BufRead> Rows<R> {
             error: !f[first_metric - 1].is_empty(),
             metrics,
         };
+        self.check_identity(&row, &f)
+            .map_err(|e| format!("line {lineno}: {e} (edited by hand?)"))?;
+        self.last_trial = Some(row.trial);
         self.complete_len += n as u64;
         Ok(Some(row))
+    }
+
+    /// A row's ids as this sweep writes them: its trial after the last
+    /// one, its trial the index of its configuration and replication, its
+    /// seed the replication's, `is_base` and the parameter cells its
+    /// configuration's. A row that merely parses (a duplicate, another
+    /// seed) was pooled into the results.
+    fn check_identity(&self, row: &Row, f: &[String]) -> Result<(), String> {
+        let sweep = self.sweep;
+        if let Some(last) = self.last_trial
+            && row.trial <= last
+        {
+            return Err(format!(
+                "trial {} after trial {last}: not in trial order, or given twice; a sweep \
+                 writes each trial once, in order (sort it by trial before merging)",
+                row.trial
+            ));
+        }
+        if row.replication >= sweep.replications || row.config > sweep.config_count() {
+            return Err(format!(
+                "configuration {} replication {} is not in this sweep ({} configurations \
+                 besides the base, {} replications)",
+                row.config,
+                row.replication,
+                sweep.config_count(),
+                sweep.replications
+            ));
+        }
+        let trial = super::trial_index(row.config, row.replication, sweep.replications);
+        if row.trial != trial {
+            return Err(format!(
+                "trial {} is configuration {} replication {}'s index {trial}",
+                row.trial, row.config, row.replication
+            ));
+        }
+        let seed = super::replication_seed(sweep.seed, row.replication).to_string();
+        if f[3] != seed {
+            return Err(format!(
+                "seed {} is not replication {}'s seed {seed}",
+                f[3], row.replication
+            ));
+        }
+        let lead = TRIALS_LEAD.len();
+        let params = param_cells(sweep, row.config);
+        if f[4] != is_base_cell(row.config) || f[lead..lead + params.len()] != params[..] {
+            return Err(format!(
+                "its is_base and parameter cells are not configuration {}'s",
+                row.config
+            ));
+        }
+        Ok(())
     }
 }
 
