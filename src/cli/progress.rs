@@ -221,7 +221,8 @@ impl Progress {
         }
     }
 
-    /// All done: the bar is cleared; a plain display prints its last line,
+    /// All done: the bar is cleared; a plain display prints its last line
+    /// with the count done (an estimate announced above it is lowered),
     /// unless the work took less than one interval (a quick command's log
     /// stays free of progress).
     pub fn finish(&self) {
@@ -231,9 +232,9 @@ impl Progress {
             Mode::Bar => s.bar.finish_and_clear(),
             Mode::Plain if s.start.elapsed() < s.every => {}
             Mode::Plain => {
-                if let Some(len) = s.bar.length() {
-                    s.bar.set_position(len);
-                }
+                // The work done, not the estimate: a calibration announces
+                // at most what it may simulate and stops short of it.
+                s.bar.set_length(s.bar.position());
                 let mut last = s.last_line.lock().unwrap_or_else(|p| p.into_inner());
                 s.line(&mut last, Instant::now(), "done, ");
             }
