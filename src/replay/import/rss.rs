@@ -29,6 +29,7 @@ pub fn looks_like_without_event(text: &str) -> bool {
 }
 
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
+    super::csv::check_width(name, text)?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
