@@ -184,6 +184,12 @@ pub fn folded_names(name: &str, header: &csv::StringRecord) -> Result<Vec<String
             ));
         }
     }
+    if let Some(why) = header
+        .iter()
+        .find_map(|h| fields::unitless_memory_reason("column", h))
+    {
+        return Err(ImportError::row(name, 1, why));
+    }
     alias_ts(&mut names);
     Ok(names)
 }
@@ -366,5 +372,38 @@ mod tests {
             e.starts_with("d.csv:1: the header names column `ts` twice (fields 1 and 13)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn memory_columns_without_mb_are_refused_naming_the_column() {
+        // Ignored, `rss` and `rss_bytes` lost every row's RSS without a word.
+        for (header, column, mb) in [
+            ("ts,event,instance,rss,limit", "rss", "rss_mb"),
+            ("ts,event,instance,rss_mb,limit", "limit", "limit_mb"),
+            ("ts,event,RSS_Bytes,limit_mb", "RSS_Bytes", "rss_mb"),
+            ("ts,event,rss_mb,limit_kb", "limit_kb", "limit_mb"),
+            (
+                "ts,event,rss_mb,hard_limit_mib",
+                "hard_limit_mib",
+                "hard_limit_mb",
+            ),
+            ("ts,rss_kb,limit_mb", "rss_kb", "rss_mb"),
+        ] {
+            let cells = header.split(',').count();
+            let text = format!("{header}\n1,worker_recycled{}\n", ",1".repeat(cells - 2));
+            let e = parse("m.csv", &text).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "m.csv:1: column `{column}`: memory columns are in MB and say so \
+                     (the `_mb` suffix): convert the values to MB and name the column `{mb}`"
+                )),
+                "{header}: {e}"
+            );
+        }
+        let all = "ts,event,rss_mb,limit_mb,base_limit_mb,hard_limit_mb,headroom_mb,limit_ms\n\
+                   1,worker_recycled,600,500,500,700,-100,3\n";
+        let p = parse("ok.csv", all).unwrap();
+        assert_eq!(p.events[0].hard_limit_mb, Some(700.0));
+        assert_eq!(p.events[0].headroom_mb, Some(-100.0));
     }
 }

@@ -121,6 +121,9 @@ fn scalars(line: &str) -> Result<Vec<Option<String>>, String> {
     }
     let mut seen: HashMap<String, &str> = HashMap::with_capacity(members.len());
     for (k, _) in &members {
+        if let Some(why) = fields::unitless_memory_reason("key", k) {
+            return Err(why);
+        }
         if let Some(o) = seen.insert(k.to_ascii_lowercase(), k) {
             let spelt = if o == k {
                 String::new()
@@ -292,6 +295,26 @@ mod tests {
         let e = parse("d.jsonl", &dup).unwrap_err().to_string();
         assert!(
             e.starts_with("d.jsonl:1: key `k3` given twice (as `k3` and `K3`)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn memory_keys_without_mb_are_refused_naming_the_key() {
+        let text = "{\"ts\": 1, \"event\": \"retry_ok\"}\n\
+                    {\"ts\": 2, \"event\": \"worker_recycled\", \"rss\": 600, \"limit_mb\": 500}\n";
+        let e = parse("m.jsonl", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "m.jsonl:2: key `rss`: memory keys are in MB and say so (the `_mb` suffix): \
+                 convert the values to MB and name the key `rss_mb`"
+            ),
+            "{e}"
+        );
+        let text = "{\"ts\": 1, \"event\": \"worker_recycled\", \"Limit_Bytes\": 5e8}\n";
+        let e = parse("b.jsonl", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("b.jsonl:1: key `Limit_Bytes`: memory keys"),
             "{e}"
         );
     }

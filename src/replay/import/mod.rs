@@ -140,14 +140,11 @@ fn csv_header_mismatch(text: &str) -> Option<String> {
         return None;
     }
     let has = |c: &str| names.iter().any(|n| n == c);
-    if let Some(bare) = ["rss", "limit", "rss_kb", "rss_bytes", "limit_bytes"]
-        .into_iter()
-        .find(|c| has(c))
+    if let Some(why) = names
+        .iter()
+        .find_map(|n| fields::unitless_memory_reason("column", n))
     {
-        return Some(format!(
-            "column `{bare}`: memory columns are in MB and say so (`rss_mb`, `limit_mb`); \
-             convert the column and name it so"
-        ));
+        return Some(why);
     }
     let time = if has("ts") {
         String::new()
