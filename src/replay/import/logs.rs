@@ -170,13 +170,7 @@ fn set_field(e: &mut Event, key: &str, value: &str) -> Result<(), String> {
         "headroom" | "headroom_mb" => e.headroom_mb = mb(false)?,
         "age" | "last_recycle_age_s" => e.last_recycle_age_s = num(&["s"])?,
         "latency_ms" => e.latency_ms = num(&["ms"])?,
-        "after" | "requests" => {
-            let n = num(&["reqs", "req"])?.unwrap_or(0.0);
-            if n < 0.0 || n.fract() != 0.0 {
-                return Err(format!("`{key}={value}` is not a request count"));
-            }
-            e.requests = Some(n as u64);
-        }
+        "after" | "requests" => e.requests = Some(request_count(key, value)?),
         "pressure" => {
             let b = parse_bool(value).ok_or(format!("`{key}={value}` is not true or false"))?;
             e.pressure = Some(b);
@@ -189,6 +183,27 @@ fn set_field(e: &mut Event, key: &str, value: &str) -> Result<(), String> {
         _ => return Err(format!("unknown field `{key}`")),
     }
     Ok(())
+}
+
+/// `after=858req`'s count: a whole number of 64 bits at most, as the CSV
+/// reader's `requests` (`858.0` and `1e3` read too). A count past it is
+/// refused, never clamped to the largest count.
+fn request_count(key: &str, value: &str) -> Result<u64, String> {
+    let v = value.strip_suffix("reqs").unwrap_or(value);
+    let v = v.strip_suffix("req").unwrap_or(v);
+    if let Ok(n) = v.parse::<u64>() {
+        return Ok(n);
+    }
+    // 2^64: the first whole number past u64::MAX, exact as an f64.
+    const PAST_U64: f64 = 18_446_744_073_709_551_616.0;
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < PAST_U64 => Ok(x as u64),
+        Ok(x) if x.is_finite() && x >= PAST_U64 => Err(format!(
+            "`{key}={value}` is beyond any request count (at most {})",
+            u64::MAX
+        )),
+        _ => Err(format!("`{key}={value}` is not a request count")),
+    }
 }
 
 /// `recycle pressure: instance headroom 251MB < 350MB`, maybe naming an
@@ -244,6 +259,12 @@ mod tests {
             (e.rss_mb, e.limit_mb, e.requests),
             (Some(564.0), Some(507.0), Some(858))
         );
+        let most = event("20:17:02 RECYCLE inst-A requests=18446744073709551615");
+        assert_eq!(most.requests, Some(u64::MAX));
+        assert_eq!(
+            event("20:17:02 RECYCLE inst-A after=858.0req").requests,
+            Some(858)
+        );
         let bare = event("20:21:28 RECYCLE inst-B");
         assert_eq!(bare.instance.as_deref(), Some("inst-B"));
         assert_eq!(bare.rss_mb, None);
@@ -289,6 +310,19 @@ mod tests {
             ("20:17:02 RECYCLE inst-A colour=red", "unknown field"),
             ("20:17:02 RECYCLE inst-A inst-B", "unexpected"),
             ("25:17:02 RECYCLE inst-A", "not a known log line"),
+            (
+                "20:17:02 RECYCLE inst-A after=99999999999999999999999req",
+                "`after=99999999999999999999999req` is beyond any request count",
+            ),
+            (
+                "20:17:02 RECYCLE inst-A after=1e30req",
+                "beyond any request count",
+            ),
+            ("20:17:02 RECYCLE inst-A after=-1req", "not a request count"),
+            (
+                "20:17:02 RECYCLE inst-A after=1.5req",
+                "not a request count",
+            ),
         ] {
             match one(line) {
                 Err(e) => assert!(e.contains(why), "{line}: {e}"),
