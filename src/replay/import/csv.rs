@@ -406,4 +406,34 @@ mod tests {
         assert_eq!(p.events[0].hard_limit_mb, Some(700.0));
         assert_eq!(p.events[0].headroom_mb, Some(-100.0));
     }
+
+    #[test]
+    fn a_name_past_256_bytes_is_refused_naming_line_and_column() {
+        // A 50 MB instance went whole to stdout and into analysis.json.
+        let head = "ts,event,instance,worker,lease,trigger,rss_mb\n";
+        let at_most = "i".repeat(crate::replay::import::MAX_NAME_BYTES);
+        let ok = format!("{head}1,worker_recycled,{at_most},w,acquired,t,500\n");
+        assert_eq!(
+            parse("ok.csv", &ok).unwrap().events[0].instance,
+            Some(at_most)
+        );
+        let long = "n".repeat(1 << 20);
+        for (row, column) in [
+            (format!("1,worker_recycled,{long},w,,,500"), "instance"),
+            (format!("1,worker_recycled,a,{long},,,500"), "worker"),
+            (format!("1,{long},a,w,,,500"), "event"),
+            (format!("1,worker_recycled,a,w,{long},,500"), "lease"),
+            (format!("1,worker_recycled,a,w,,{long},500"), "trigger"),
+        ] {
+            let text = format!("{head}0,retry_ok,,,,,\n{row}\n");
+            let e = parse("n.csv", &text).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "n.csv:3: column `{column}`: a name of 1048576 bytes, more than the 256 a \
+                     recorded name may have"
+                )
+            );
+        }
+    }
 }

@@ -23,8 +23,17 @@ impl<'a> Row<'a> {
         self.values[i].map(str::trim).filter(|v| !v.is_empty())
     }
 
-    fn text(&self, column: &str) -> Option<String> {
-        self.get(column).map(str::to_string)
+    /// A name or label: at most `super::MAX_NAME_BYTES`.
+    fn text(&self, column: &str) -> Result<Option<String>, String> {
+        self.label(column).map(|v| v.map(str::to_string))
+    }
+
+    fn label(&self, column: &str) -> Result<Option<&'a str>, String> {
+        let v = self.get(column);
+        if let Some(v) = v {
+            super::name_len(v).map_err(|e| format!("column `{column}`: {e}"))?;
+        }
+        Ok(v)
     }
 
     fn number(&self, column: &str) -> Result<Option<f64>, String> {
@@ -142,10 +151,10 @@ pub fn parse_bool(v: &str) -> Option<bool> {
 pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, String> {
     let t_text = row.get("ts").ok_or("column `ts` is empty")?;
     let t_s = ts.read(t_text).map_err(|e| format!("column `ts`: {e}"))?;
-    let kind = Kind::from_label(row.get("event").ok_or("column `event` is empty")?);
+    let kind = Kind::from_label(row.label("event")?.ok_or("column `event` is empty")?);
     let mut e = Event::new(t_s, kind, origin);
-    e.instance = row.text("instance");
-    e.worker = row.text("worker");
+    e.instance = row.text("instance")?;
+    e.worker = row.text("worker")?;
     e.rss_mb = row.mb("rss_mb", false)?;
     e.limit_mb = row.mb("limit_mb", false)?;
     e.base_limit_mb = row.mb("base_limit_mb", false)?;
@@ -153,13 +162,13 @@ pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, Stri
     e.requests = row.count("requests")?;
     e.pressure = row.flag("pressure")?;
     e.headroom_mb = row.mb("headroom_mb", true)?;
-    e.lease = row.get("lease").map(Lease::from_label);
-    e.branch = row.text("branch");
+    e.lease = row.label("lease")?.map(Lease::from_label);
+    e.branch = row.text("branch")?;
     e.generation = row.count("generation")?;
     e.last_recycle_age_s = row.size("last_recycle_age_s")?;
     e.latency_ms = row.size("latency_ms")?;
-    e.trigger = row.text("trigger");
-    e.pid = row.text("pid");
+    e.trigger = row.text("trigger")?;
+    e.pid = row.text("pid")?;
     Ok(e)
 }
 

@@ -134,7 +134,7 @@ fn fill_fields<'a>(e: &mut Event, words: impl Iterator<Item = &'a str>) -> Resul
     for word in words {
         match word.split_once('=') {
             Some((k, v)) => set_field(e, k, v)?,
-            None if e.instance.is_none() => e.instance = Some(word.to_string()),
+            None if e.instance.is_none() => e.instance = Some(name("instance", word)?),
             None => return Err(format!("unexpected `{word}` (fields are key=value)")),
         }
     }
@@ -175,14 +175,21 @@ fn set_field(e: &mut Event, key: &str, value: &str) -> Result<(), String> {
             let b = parse_bool(value).ok_or(format!("`{key}={value}` is not true or false"))?;
             e.pressure = Some(b);
         }
-        "lease" => e.lease = Some(Lease::from_label(value)),
-        "instance" => e.instance = Some(value.to_string()),
-        "worker" => e.worker = Some(value.to_string()),
-        "branch" => e.branch = Some(value.to_string()),
-        "trigger" => e.trigger = Some(value.to_string()),
+        "lease" => e.lease = Some(Lease::from_label(&name(key, value)?)),
+        "instance" => e.instance = Some(name(key, value)?),
+        "worker" => e.worker = Some(name(key, value)?),
+        "branch" => e.branch = Some(name(key, value)?),
+        "trigger" => e.trigger = Some(name(key, value)?),
         _ => return Err(format!("unknown field `{key}`")),
     }
     Ok(())
+}
+
+/// A name a line gives (`what`: its key, or `instance` for the bare word),
+/// at most `super::MAX_NAME_BYTES`.
+fn name(what: &str, value: &str) -> Result<String, String> {
+    super::name_len(value).map_err(|e| format!("`{what}`: {e}"))?;
+    Ok(value.to_string())
 }
 
 /// `after=858req`'s count: a whole number of 64 bits at most, as the CSV

@@ -64,6 +64,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         if worker.is_empty() {
             return Err(bad("column `worker` is empty".into()));
         }
+        super::name_len(worker).map_err(|e| bad(format!("column `worker`: {e}")))?;
         let rss_mb = rss(get(rss_i)).map_err(|e| bad(format!("column `rss_mb`: {e}")))?;
         let requests = match requests_i.map(get).filter(|v| !v.is_empty()) {
             None => None,
@@ -76,6 +77,9 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             .map(get)
             .filter(|v| !v.is_empty())
             .map(str::to_string);
+        if let Some(i) = &instance {
+            super::name_len(i).map_err(|e| bad(format!("column `instance`: {e}")))?;
+        }
         let key = keys.get(
             &mut part.series,
             SeriesKey {
