@@ -275,6 +275,89 @@ fn hostile_server_logs_fail_cleanly_naming_file_and_line() {
 }
 
 #[test]
+fn a_figure_past_what_a_recording_holds_is_a_refused_line_not_clamped() {
+    // A count past 64 bits was clamped to u64::MAX (platform logs) or cut
+    // to its first 20 digits (server logs); an RSS of `inf` MB or 2^64
+    // bytes went through. Each line is now listed as unparsed, with its
+    // number and why, the file's other lines read, as for `rss=1e308`.
+    let dir = TempDir::new("servers-huge-figures");
+    let huge = "123456789012345678901234";
+    let cases = [
+        (
+            "platform.log",
+            format!(
+                "20:17:02 RECYCLE inst-A rss=564 lim=507 after=410req\n\
+                 20:19:18 RECYCLE inst-B rss=541 lim=498 after={huge}req\n"
+            ),
+            "is beyond any request count (at most 18446744073709551615)",
+        ),
+        (
+            "uvicorn.log",
+            format!(
+                "2026-12-01T13:00:00Z INFO:     Maximum request limit of 500 exceeded. Terminating process.\n\
+                 2026-12-01T13:10:00Z INFO:     Maximum request limit of {huge} exceeded. Terminating process.\n"
+            ),
+            "the limit 123456789012345678901234 is beyond any count",
+        ),
+        (
+            "uwsgi.log",
+            format!(
+                "Tue Dec  1 13:00:00 2026 - ...The work of process 201 is done (max requests reached (1000 >= 1000)). Seeya!\n\
+                 Tue Dec  1 13:05:00 2026 - ...The work of process 202 is done (max requests reached ({huge} >= 1000)). Seeya!\n"
+            ),
+            "the requests 123456789012345678901234 is beyond any count",
+        ),
+        (
+            "uwsgi-evil.log",
+            "Tue Dec  1 13:00:00 2026 - ...The work of process 201 is done (max requests reached (1000 >= 1000)). Seeya!\n\
+             Tue Dec  1 13:05:00 2026 - *** EVIL RELOAD ON WORKER 1 RSS: 18446744073709551615 (pid: 77) ***\n"
+                .to_string(),
+            "the RSS 1.7592186044416e13 MB is beyond any host's memory",
+        ),
+        (
+            "passenger.log",
+            format!(
+                "[ D 2026-12-01 13:00:00.1234 987/T5 age/Cor/App/Group/SessionManagement.cpp:219 ]: Process (pid=5678, group=/app (production)) has reached its maximum number of requests (1000); detaching it\n\
+                 [ D 2026-12-01 13:05:00.1234 987/T5 age/Cor/App/Group/SessionManagement.cpp:219 ]: Process (pid=5679, group=/app (production)) has reached its maximum number of requests ({huge}); detaching it\n"
+            ),
+            "the maximum 123456789012345678901234 is beyond any count",
+        ),
+        (
+            "puma.log",
+            "2026-12-01T13:00:00Z [4242] PumaWorkerKiller: Out of memory. 2 workers consuming total: 1600.25 mb out of max: 1536.0 mb. Sending TERM to pid 4250 consuming 700.5 mb.\n\
+             2026-12-01T13:00:10Z [4242] PumaWorkerKiller: Out of memory. 2 workers consuming total: 1600.25 mb out of max: 1536.0 mb. Sending TERM to pid 4251 consuming inf mb.\n"
+                .to_string(),
+            "the worker's inf MB is not a memory size",
+        ),
+    ];
+    for (name, text, why) in cases {
+        write(dir.path(), name, text);
+        let (o, a) = replay(dir.path(), &[name]);
+        let source = &a["sources"][0];
+        assert_eq!(source["unparsed_count"], 1, "{name}: {source}");
+        assert_eq!(source["unparsed"][0]["line"], 2, "{name}: {source}");
+        let reason = source["unparsed"][0]["reason"].as_str().unwrap();
+        assert!(reason.contains(why), "{name}: {reason}");
+        assert_eq!(a["totals"]["recycles"], 1, "{name}");
+        assert!(
+            o.stdout.contains(&format!("{name}: 1 unparsed lines")),
+            "{name}: {}",
+            o.stdout
+        );
+        for clamped in ["18446744073709551615 ", "12345678901234567", "inf MB at"] {
+            let peak = o
+                .stdout
+                .lines()
+                .filter(|l| l.contains("requests per worker") || l.contains("peak RSS"));
+            assert!(
+                peak.clone().all(|l| !l.contains(clamped)),
+                "{name}: {clamped}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_prometheus_response_of_a_million_points_stays_bounded() {
     let dir = TempDir::new("servers-prometheus");
     let mut text =

@@ -333,7 +333,10 @@ def mutate_csv(prefix, header, rows, ext):
             text = csv_text(header, [",".join(r) for r in bad])
             frag = [":3", col] if vname != "nul" or col in numeric else [":3"]
             code, stream = 2, "stderr"
-            if col == "event":
+            if col == "event" and vname == "huge":
+                # A label of 20,000 bytes is no event kind: refused.
+                frag = [":3", "column `event`", "a name of 20000 bytes"]
+            elif col == "event":
                 # An unknown event kind is kept and listed with its line.
                 code, stream, frag = 0, "stdout", ["of an unknown kind", ":3)"]
             if prefix == "rss" and col == "instance":
@@ -393,12 +396,11 @@ def jsonl():
                        "huge_string": rows[1].replace("inst-a", "i" * 20000)}.items():
         bad = list(rows)
         bad[1] = line
-        code, frags = 2, [":2"]
+        frags = [":2"]
         if name == "huge_string":
-            # A long name is text: accepted.
-            code, frags = 0, []
-        case("replay", f"recordings/jsonl_{name}.jsonl", "\n".join(bad) + "\n", code, frags,
-             "stdout")
+            # A name of 20,000 bytes is no instance's: refused.
+            frags = [":2", "column `instance`", "a name of 20000 bytes"]
+        case("replay", f"recordings/jsonl_{name}.jsonl", "\n".join(bad) + "\n", 2, frags)
 
 
 def prometheus():

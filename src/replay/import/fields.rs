@@ -23,8 +23,17 @@ impl<'a> Row<'a> {
         self.values[i].map(str::trim).filter(|v| !v.is_empty())
     }
 
-    fn text(&self, column: &str) -> Option<String> {
-        self.get(column).map(str::to_string)
+    /// A name or label: at most `super::MAX_NAME_BYTES`.
+    fn text(&self, column: &str) -> Result<Option<String>, String> {
+        self.label(column).map(|v| v.map(str::to_string))
+    }
+
+    fn label(&self, column: &str) -> Result<Option<&'a str>, String> {
+        let v = self.get(column);
+        if let Some(v) = v {
+            super::name_len(v).map_err(|e| format!("column `{column}`: {e}"))?;
+        }
+        Ok(v)
     }
 
     fn number(&self, column: &str) -> Result<Option<f64>, String> {
@@ -76,6 +85,59 @@ impl<'a> Row<'a> {
     }
 }
 
+/// The schema's memory figures: each is read from `NAME_mb`, in MB.
+const MEMORY: [&str; 5] = ["rss", "limit", "base_limit", "hard_limit", "headroom"];
+
+/// Units a memory figure may be given in other than MB (the words of an
+/// exporter's column names: `rss_bytes`, `limit_kb`, `rss_mib`).
+const OTHER_UNITS: [&str; 19] = [
+    "b",
+    "byte",
+    "bytes",
+    "k",
+    "kb",
+    "kib",
+    "kbytes",
+    "kilobytes",
+    "m",
+    "mib",
+    "mbytes",
+    "megabytes",
+    "g",
+    "gb",
+    "gib",
+    "gbytes",
+    "gigabytes",
+    "pages",
+    "words",
+];
+
+/// The name a folded column or key should have when it names one of the
+/// schema's memory figures without saying MB (`rss`, `limit`, `rss_bytes`,
+/// `limit_kb_max`): `rss_mb`, `limit_mb`, ... Such a column is refused
+/// rather than ignored: ignored, its figures would be lost without a word.
+pub fn unitless_memory(name: &str) -> Option<String> {
+    MEMORY.into_iter().find_map(|stem| {
+        let rest = name.strip_prefix(stem)?;
+        let other = rest.is_empty()
+            || rest
+                .strip_prefix('_')
+                .is_some_and(|r| r.split('_').any(|w| OTHER_UNITS.contains(&w)));
+        other.then(|| format!("{stem}_mb"))
+    })
+}
+
+/// Why a column (`what`: "column", "key") named `name` (as given) is
+/// refused, if it names a memory figure without its unit.
+pub fn unitless_memory_reason(what: &str, name: &str) -> Option<String> {
+    let mb = unitless_memory(&name.to_ascii_lowercase())?;
+    Some(format!(
+        "{what} `{}`: memory {what}s are in MB and say so (the `_mb` suffix): convert the \
+         values to MB and name the {what} `{mb}`",
+        crate::text::one_line(name)
+    ))
+}
+
 /// `true`/`false` in the spellings exporters use.
 pub fn parse_bool(v: &str) -> Option<bool> {
     match v.to_ascii_lowercase().as_str() {
@@ -89,10 +151,10 @@ pub fn parse_bool(v: &str) -> Option<bool> {
 pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, String> {
     let t_text = row.get("ts").ok_or("column `ts` is empty")?;
     let t_s = ts.read(t_text).map_err(|e| format!("column `ts`: {e}"))?;
-    let kind = Kind::from_label(row.get("event").ok_or("column `event` is empty")?);
+    let kind = Kind::from_label(row.label("event")?.ok_or("column `event` is empty")?);
     let mut e = Event::new(t_s, kind, origin);
-    e.instance = row.text("instance");
-    e.worker = row.text("worker");
+    e.instance = row.text("instance")?;
+    e.worker = row.text("worker")?;
     e.rss_mb = row.mb("rss_mb", false)?;
     e.limit_mb = row.mb("limit_mb", false)?;
     e.base_limit_mb = row.mb("base_limit_mb", false)?;
@@ -100,13 +162,13 @@ pub fn event(row: &Row, ts: &mut TsReader, origin: Origin) -> Result<Event, Stri
     e.requests = row.count("requests")?;
     e.pressure = row.flag("pressure")?;
     e.headroom_mb = row.mb("headroom_mb", true)?;
-    e.lease = row.get("lease").map(Lease::from_label);
-    e.branch = row.text("branch");
+    e.lease = row.label("lease")?.map(Lease::from_label);
+    e.branch = row.text("branch")?;
     e.generation = row.count("generation")?;
     e.last_recycle_age_s = row.size("last_recycle_age_s")?;
     e.latency_ms = row.size("latency_ms")?;
-    e.trigger = row.text("trigger");
-    e.pid = row.text("pid");
+    e.trigger = row.text("trigger")?;
+    e.pid = row.text("pid")?;
     Ok(e)
 }
 
@@ -192,6 +254,44 @@ mod tests {
         for (pairs, column) in cases {
             let e = event(&row(&pairs), &mut TsReader::default(), Origin::default()).unwrap_err();
             assert!(e.contains(column), "{e}");
+        }
+    }
+
+    #[test]
+    fn memory_named_without_mb_is_told_apart() {
+        for name in [
+            "rss",
+            "limit",
+            "rss_bytes",
+            "rss_kb",
+            "rss_kib",
+            "rss_mib",
+            "rss_gb",
+            "limit_bytes",
+            "limit_kb",
+            "base_limit",
+            "hard_limit_bytes",
+            "headroom",
+            "headroom_mib",
+            "rss_bytes_max",
+        ] {
+            assert!(unitless_memory(name).is_some(), "{name}");
+        }
+        assert_eq!(unitless_memory("limit_bytes").as_deref(), Some("limit_mb"));
+        assert_eq!(
+            unitless_memory("hard_limit_kb").as_deref(),
+            Some("hard_limit_mb")
+        );
+        for name in COLUMNS.iter().chain(&[
+            "rss_mb_p99",
+            "limit_requests",
+            "limit_ms",
+            "rss_pct",
+            "rssi",
+            "limits",
+            "kind",
+        ]) {
+            assert_eq!(unitless_memory(name), None, "{name}");
         }
     }
 }

@@ -6,10 +6,12 @@
 //! a recycle log: a line without `event` is a `worker_recycled`.
 
 use super::ImportError;
+use super::csv::MAX_COLUMNS;
 use super::fields::{self, COLUMNS, Row};
 use crate::replay::recording::{Format, Origin, Part, Source};
 use crate::replay::time::TsReader;
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// Whether a first line looks like this format.
 pub fn looks_like(first_line: &str) -> bool {
@@ -67,8 +69,9 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
 }
 
 /// A JSON object's members in order, duplicates kept (a `Map` would keep
-/// only the last of a key given twice, silently).
-struct Members(Vec<(String, Value)>);
+/// only the last of a key given twice, silently), at most `MAX_COLUMNS`
+/// of them; `.1` counts every member, those past the bound skipped unread.
+struct Members(Vec<(String, Value)>, usize);
 
 impl<'de> serde::Deserialize<'de> for Members {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -82,11 +85,22 @@ impl<'de> serde::Deserialize<'de> for Members {
                 self,
                 mut m: A,
             ) -> Result<Members, A::Error> {
+                use serde::de::IgnoredAny;
                 let mut out = Vec::new();
-                while let Some(kv) = m.next_entry::<String, Value>()? {
-                    out.push(kv);
+                while out.len() < MAX_COLUMNS {
+                    match m.next_entry::<String, Value>()? {
+                        Some(kv) => out.push(kv),
+                        None => {
+                            let n = out.len();
+                            return Ok(Members(out, n));
+                        }
+                    }
                 }
-                Ok(Members(out))
+                let mut count = out.len();
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                Ok(Members(out, count))
             }
         }
         d.deserialize_map(Visit)
@@ -97,10 +111,20 @@ impl<'de> serde::Deserialize<'de> for Members {
 /// as the CSV header's names are (`csv::folded_names`: an export's `TS`,
 /// `RSS_MB`); a key given twice, in one case or two, is refused.
 fn scalars(line: &str) -> Result<Vec<Option<String>>, String> {
-    let Members(members) =
+    let Members(members, count) =
         serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
-    for (i, (k, _)) in members.iter().enumerate() {
-        if let Some((o, _)) = members[..i].iter().find(|(o, _)| o.eq_ignore_ascii_case(k)) {
+    if count > MAX_COLUMNS {
+        return Err(format!(
+            "an object of {count} keys, more than the {MAX_COLUMNS} a recording's line may \
+             have: keep the recording's keys (`ts`, `event`, `rss_mb`, ...) and drop the rest"
+        ));
+    }
+    let mut seen: HashMap<String, &str> = HashMap::with_capacity(members.len());
+    for (k, _) in &members {
+        if let Some(why) = fields::unitless_memory_reason("key", k) {
+            return Err(why);
+        }
+        if let Some(o) = seen.insert(k.to_ascii_lowercase(), k) {
             let spelt = if o == k {
                 String::new()
             } else {
@@ -236,5 +260,62 @@ mod tests {
         assert_eq!(p.events[0].rss_mb, Some(564.5));
         assert_eq!(p.events[0].limit_mb, Some(507.0));
         assert_eq!(p.events[0].requests, Some(12));
+    }
+
+    #[test]
+    fn an_object_of_too_many_keys_is_refused_at_once() {
+        // 100,000 keys took 11 s to check for repeats, pair by pair.
+        let keys: Vec<String> = (0..100_000).map(|i| format!("\"k{i}\": 1")).collect();
+        let text = format!(
+            "{{\"ts\": 1, \"event\": \"retry_ok\"}}\n{{\"ts\": 2, {}}}\n",
+            keys.join(", ")
+        );
+        let started = std::time::Instant::now();
+        let e = parse("w.jsonl", &text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("w.jsonl:2: an object of 100001 keys, more than the 1000"),
+            "{e}"
+        );
+        assert!(
+            started.elapsed().as_secs_f64() < 1.0,
+            "{:?}",
+            started.elapsed()
+        );
+        let mut keys: Vec<String> = (0..998).map(|i| format!("\"k{i}\": 1")).collect();
+        let ok = format!(
+            "{{\"ts\": 1, \"event\": \"retry_ok\", {}}}\n",
+            keys.join(", ")
+        );
+        assert_eq!(parse("ok.jsonl", &ok).unwrap().events.len(), 1);
+        keys[997] = "\"K3\": 2".into();
+        let dup = format!(
+            "{{\"ts\": 1, \"event\": \"retry_ok\", {}}}\n",
+            keys.join(", ")
+        );
+        let e = parse("d.jsonl", &dup).unwrap_err().to_string();
+        assert!(
+            e.starts_with("d.jsonl:1: key `k3` given twice (as `k3` and `K3`)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn memory_keys_without_mb_are_refused_naming_the_key() {
+        let text = "{\"ts\": 1, \"event\": \"retry_ok\"}\n\
+                    {\"ts\": 2, \"event\": \"worker_recycled\", \"rss\": 600, \"limit_mb\": 500}\n";
+        let e = parse("m.jsonl", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "m.jsonl:2: key `rss`: memory keys are in MB and say so (the `_mb` suffix): \
+                 convert the values to MB and name the key `rss_mb`"
+            ),
+            "{e}"
+        );
+        let text = "{\"ts\": 1, \"event\": \"worker_recycled\", \"Limit_Bytes\": 5e8}\n";
+        let e = parse("b.jsonl", text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("b.jsonl:1: key `Limit_Bytes`: memory keys"),
+            "{e}"
+        );
     }
 }

@@ -134,7 +134,7 @@ fn fill_fields<'a>(e: &mut Event, words: impl Iterator<Item = &'a str>) -> Resul
     for word in words {
         match word.split_once('=') {
             Some((k, v)) => set_field(e, k, v)?,
-            None if e.instance.is_none() => e.instance = Some(word.to_string()),
+            None if e.instance.is_none() => e.instance = Some(name("instance", word)?),
             None => return Err(format!("unexpected `{word}` (fields are key=value)")),
         }
     }
@@ -170,25 +170,47 @@ fn set_field(e: &mut Event, key: &str, value: &str) -> Result<(), String> {
         "headroom" | "headroom_mb" => e.headroom_mb = mb(false)?,
         "age" | "last_recycle_age_s" => e.last_recycle_age_s = num(&["s"])?,
         "latency_ms" => e.latency_ms = num(&["ms"])?,
-        "after" | "requests" => {
-            let n = num(&["reqs", "req"])?.unwrap_or(0.0);
-            if n < 0.0 || n.fract() != 0.0 {
-                return Err(format!("`{key}={value}` is not a request count"));
-            }
-            e.requests = Some(n as u64);
-        }
+        "after" | "requests" => e.requests = Some(request_count(key, value)?),
         "pressure" => {
             let b = parse_bool(value).ok_or(format!("`{key}={value}` is not true or false"))?;
             e.pressure = Some(b);
         }
-        "lease" => e.lease = Some(Lease::from_label(value)),
-        "instance" => e.instance = Some(value.to_string()),
-        "worker" => e.worker = Some(value.to_string()),
-        "branch" => e.branch = Some(value.to_string()),
-        "trigger" => e.trigger = Some(value.to_string()),
+        "lease" => e.lease = Some(Lease::from_label(&name(key, value)?)),
+        "instance" => e.instance = Some(name(key, value)?),
+        "worker" => e.worker = Some(name(key, value)?),
+        "branch" => e.branch = Some(name(key, value)?),
+        "trigger" => e.trigger = Some(name(key, value)?),
         _ => return Err(format!("unknown field `{key}`")),
     }
     Ok(())
+}
+
+/// A name a line gives (`what`: its key, or `instance` for the bare word),
+/// at most `super::MAX_NAME_BYTES`.
+fn name(what: &str, value: &str) -> Result<String, String> {
+    super::name_len(value).map_err(|e| format!("`{what}`: {e}"))?;
+    Ok(value.to_string())
+}
+
+/// `after=858req`'s count: a whole number of 64 bits at most, as the CSV
+/// reader's `requests` (`858.0` and `1e3` read too). A count past it is
+/// refused, never clamped to the largest count.
+fn request_count(key: &str, value: &str) -> Result<u64, String> {
+    let v = value.strip_suffix("reqs").unwrap_or(value);
+    let v = v.strip_suffix("req").unwrap_or(v);
+    if let Ok(n) = v.parse::<u64>() {
+        return Ok(n);
+    }
+    // 2^64: the first whole number past u64::MAX, exact as an f64.
+    const PAST_U64: f64 = 18_446_744_073_709_551_616.0;
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < PAST_U64 => Ok(x as u64),
+        Ok(x) if x.is_finite() && x >= PAST_U64 => Err(format!(
+            "`{key}={value}` is beyond any request count (at most {})",
+            u64::MAX
+        )),
+        _ => Err(format!("`{key}={value}` is not a request count")),
+    }
 }
 
 /// `recycle pressure: instance headroom 251MB < 350MB`, maybe naming an
@@ -244,6 +266,12 @@ mod tests {
             (e.rss_mb, e.limit_mb, e.requests),
             (Some(564.0), Some(507.0), Some(858))
         );
+        let most = event("20:17:02 RECYCLE inst-A requests=18446744073709551615");
+        assert_eq!(most.requests, Some(u64::MAX));
+        assert_eq!(
+            event("20:17:02 RECYCLE inst-A after=858.0req").requests,
+            Some(858)
+        );
         let bare = event("20:21:28 RECYCLE inst-B");
         assert_eq!(bare.instance.as_deref(), Some("inst-B"));
         assert_eq!(bare.rss_mb, None);
@@ -289,6 +317,19 @@ mod tests {
             ("20:17:02 RECYCLE inst-A colour=red", "unknown field"),
             ("20:17:02 RECYCLE inst-A inst-B", "unexpected"),
             ("25:17:02 RECYCLE inst-A", "not a known log line"),
+            (
+                "20:17:02 RECYCLE inst-A after=99999999999999999999999req",
+                "`after=99999999999999999999999req` is beyond any request count",
+            ),
+            (
+                "20:17:02 RECYCLE inst-A after=1e30req",
+                "beyond any request count",
+            ),
+            ("20:17:02 RECYCLE inst-A after=-1req", "not a request count"),
+            (
+                "20:17:02 RECYCLE inst-A after=1.5req",
+                "not a request count",
+            ),
         ] {
             match one(line) {
                 Err(e) => assert!(e.contains(why), "{line}: {e}"),

@@ -52,6 +52,53 @@ pub fn memory_mb(x: f64) -> Result<f64, String> {
     }
 }
 
+/// The longest name or label a recorded field may hold, in bytes: an
+/// instance, a worker, an event kind, a lease, a branch, a trigger, a pid.
+/// A pod's name is at most 253; past this a field is a corrupt or pasted
+/// one, and it would go whole into the report and `analysis.json` (one
+/// 50 MB instance name once made a 150 MB analysis).
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// Why `value` is no name, if it is longer than `MAX_NAME_BYTES`.
+pub fn name_len(value: &str) -> Result<(), String> {
+    if value.len() <= MAX_NAME_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "a name of {} bytes, more than the {MAX_NAME_BYTES} a recorded name may have",
+        value.len()
+    ))
+}
+
+/// Refuses a part holding a name longer than `MAX_NAME_BYTES`, naming the
+/// file, the line and the field: every format's events, pressure lines
+/// and series keys (the CSV and log readers refuse theirs as they read).
+fn refuse_long_names(name: &str, part: &Part) -> Result<(), ImportError> {
+    let bad = |line: usize, field: &str, v: Option<&str>| match v.map(name_len) {
+        Some(Err(why)) => Err(ImportError::row(name, line, format!("`{field}`: {why}"))),
+        _ => Ok(()),
+    };
+    for e in &part.events {
+        let line = e.origin.line;
+        bad(line, "event", Some(e.kind.label()))?;
+        bad(line, "instance", e.instance.as_deref())?;
+        bad(line, "worker", e.worker.as_deref())?;
+        bad(line, "lease", e.lease.as_ref().map(|l| l.label()))?;
+        bad(line, "branch", e.branch.as_deref())?;
+        bad(line, "trigger", e.trigger.as_deref())?;
+        bad(line, "pid", e.pid.as_deref())?;
+    }
+    for n in &part.notes {
+        bad(n.origin.line, "instance", n.instance.as_deref())?;
+    }
+    for s in &part.series.samples {
+        let key = &part.series.keys[s.key];
+        bad(s.origin.line, "instance", key.instance.as_deref())?;
+        bad(s.origin.line, "worker", Some(&key.worker))?;
+    }
+    Ok(())
+}
+
 /// Lines looked at to recognise a server's log.
 const DETECT_LINES: usize = 100;
 
@@ -140,14 +187,11 @@ fn csv_header_mismatch(text: &str) -> Option<String> {
         return None;
     }
     let has = |c: &str| names.iter().any(|n| n == c);
-    if let Some(bare) = ["rss", "limit", "rss_kb", "rss_bytes", "limit_bytes"]
-        .into_iter()
-        .find(|c| has(c))
+    if let Some(why) = names
+        .iter()
+        .find_map(|n| fields::unitless_memory_reason("column", n))
     {
-        return Some(format!(
-            "column `{bare}`: memory columns are in MB and say so (`rss_mb`, `limit_mb`); \
-             convert the column and name it so"
-        ));
+        return Some(why);
     }
     let time = if has("ts") {
         String::new()
@@ -222,6 +266,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             ));
         }
     };
+    refuse_long_names(name, &part)?;
     part.digest = digest;
     Ok(part)
 }
@@ -361,5 +406,39 @@ mod tests {
         assert!(e.to_string().contains("not UTF-8"), "{e}");
         let e = parse("e.csv", "\n  \n").unwrap_err();
         assert!(e.to_string().contains("empty"), "{e}");
+    }
+
+    #[test]
+    fn every_format_refuses_a_name_past_256_bytes() {
+        // A server log's worker is its pid's digits, however many.
+        let pid = "7".repeat(300);
+        let uvicorn = format!(
+            "2026-12-01T13:00:00Z INFO:     Started server process [7]\n\
+             2026-12-01T13:00:05Z INFO:     Finished server process [{pid}]\n"
+        );
+        let e = parse("u.log", &uvicorn).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "u.log:2: `worker`: a name of 300 bytes, more than the 256 a recorded name may have"
+        );
+        // A platform log's line with one is listed as unparsed, its others read.
+        let name = "b".repeat(257);
+        let log = format!("20:15:38 retry_ok\n20:17:02 RECYCLE {name} rss=564\n");
+        let p = parse("p.log", &log).unwrap();
+        assert_eq!((p.events.len(), p.source.unparsed_count), (1, 1));
+        assert!(
+            p.source.unparsed[0]
+                .reason
+                .starts_with("`instance`: a name of 257 bytes"),
+            "{}",
+            p.source.unparsed[0].reason
+        );
+        let pressure =
+            format!("20:17:02 inst-{name} recycle pressure: instance headroom 2MB < 3MB\n");
+        let e = parse("q.log", &pressure).unwrap_err().to_string();
+        assert!(
+            e.starts_with("q.log:1: `instance`: a name of 262 bytes"),
+            "{e}"
+        );
     }
 }

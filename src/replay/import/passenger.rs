@@ -15,7 +15,7 @@
 //! closed source, so its exact lines could not be checked; they stay
 //! unparsed (counted and listed) rather than guessed.
 
-use super::prefix::{Envelope, number_after};
+use super::prefix::{Envelope, count_after, number_after};
 use super::server::{Fields, Fired};
 use crate::metrics::EventKind;
 
@@ -31,8 +31,13 @@ pub fn rule(env: &Envelope) -> Option<(&'static str, Fired)> {
     let worker = number_after(m, "(pid=").map(|p| p.to_string());
     if m.starts_with("Process (pid=") && m.contains(" has reached its maximum number of requests (")
     {
+        let label = "passenger: has reached its maximum number of requests";
+        let requests = match count_after(m, "maximum number of requests (").transpose() {
+            Ok(n) => n,
+            Err(why) => return Some((label, Fired::Unreadable(format!("the maximum {why}")))),
+        };
         let fields = Fields {
-            requests: number_after(m, "maximum number of requests ("),
+            requests,
             ..Fields::default()
         };
         let fired = Fired::Recycle {
@@ -40,10 +45,7 @@ pub fn rule(env: &Envelope) -> Option<(&'static str, Fired)> {
             worker,
             fields,
         };
-        return Some((
-            "passenger: has reached its maximum number of requests",
-            fired,
-        ));
+        return Some((label, fired));
     }
     if m.starts_with("Detached process (pid=") {
         if m.contains(" has shut down.") {

@@ -186,15 +186,40 @@ fn digits(s: &str) -> Option<()> {
     (!s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit())).then_some(())
 }
 
-/// The number after `key` in `text` (`"pid: "` in `Worker exiting (pid: 1234)`).
+/// The digits right after `key` in `text`, when it has the key and a digit
+/// follows it.
+fn digits_after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let rest = &text[text.find(key)? + key.len()..];
+    let end = rest
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// The number after `key` in `text` (`"pid: "` in `Worker exiting (pid:
+/// 1234)`); `None` when there is none, or when it does not fit 64 bits
+/// (no pid does).
 pub fn number_after(text: &str, key: &str) -> Option<u64> {
-    let at = text.find(key)? + key.len();
-    let n: String = text[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .take(20)
-        .collect();
-    n.parse().ok()
+    digits_after(text, key)?.parse().ok()
+}
+
+/// The count after `key` in `text`, when there is one (`limit of 500`):
+/// `Err` when its digits do not fit 64 bits. Such a line is refused, never
+/// read as its first 20 digits nor clamped to the largest count.
+pub fn count_after(text: &str, key: &str) -> Option<Result<u64, String>> {
+    digits_after(text, key).map(whole)
+}
+
+/// Digits as a count, or why they are none (`whole("12")`).
+pub fn whole(digits: &str) -> Result<u64, String> {
+    digits.parse().map_err(|_| {
+        format!(
+            "{} is beyond any count (at most {})",
+            crate::text::cut(digits, 40),
+            u64::MAX
+        )
+    })
 }
 
 #[cfg(test)]

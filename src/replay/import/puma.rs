@@ -11,7 +11,7 @@
 //! | `PumaWorkerKiller: Consuming X mb with master and N workers.` | `lib/puma_worker_killer/reaper.rb` | known, no event |
 
 use super::prefix::{Envelope, number_after};
-use super::server::{Fields, Fired};
+use super::server::{Fields, Fired, size_mb};
 
 /// Whether a line is one of puma_worker_killer's.
 pub fn looks_like(line: &str) -> bool {
@@ -25,11 +25,19 @@ pub fn rule(env: &Envelope) -> Option<(&'static str, Fired)> {
     let m = &env.message[at + "PumaWorkerKiller: ".len()..];
     let worker = number_after(m, "Sending TERM to pid ").map(|p| p.to_string());
     if m.starts_with("Out of memory.") {
+        let label = "puma_worker_killer: Out of memory. ... Sending TERM to pid P";
+        let rss = m
+            .split_once(" consuming ")
+            .and_then(|(_, r)| r.rsplit_once(" consuming "))
+            .and_then(|(_, z)| z.trim_end_matches(" mb.").trim().parse::<f64>().ok())
+            .map(|x| size_mb("the worker's", x))
+            .transpose();
+        let rss_mb = match rss {
+            Ok(rss) => rss,
+            Err(why) => return Some((label, Fired::Unreadable(why))),
+        };
         let fields = Fields {
-            rss_mb: m
-                .split_once(" consuming ")
-                .and_then(|(_, r)| r.rsplit_once(" consuming "))
-                .and_then(|(_, z)| z.trim_end_matches(" mb.").trim().parse().ok()),
+            rss_mb,
             ..Fields::default()
         };
         let fired = Fired::Recycle {
@@ -37,10 +45,7 @@ pub fn rule(env: &Envelope) -> Option<(&'static str, Fired)> {
             worker: Some(worker?),
             fields,
         };
-        return Some((
-            "puma_worker_killer: Out of memory. ... Sending TERM to pid P",
-            fired,
-        ));
+        return Some((label, fired));
     }
     if m.starts_with("Rolling Restart.") {
         let fired = Fired::Recycle {

@@ -29,6 +29,7 @@ pub fn looks_like_without_event(text: &str) -> bool {
 }
 
 pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
+    super::csv::check_width(name, text)?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
@@ -63,6 +64,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
         if worker.is_empty() {
             return Err(bad("column `worker` is empty".into()));
         }
+        super::name_len(worker).map_err(|e| bad(format!("column `worker`: {e}")))?;
         let rss_mb = rss(get(rss_i)).map_err(|e| bad(format!("column `rss_mb`: {e}")))?;
         let requests = match requests_i.map(get).filter(|v| !v.is_empty()) {
             None => None,
@@ -75,6 +77,9 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             .map(get)
             .filter(|v| !v.is_empty())
             .map(str::to_string);
+        if let Some(i) = &instance {
+            super::name_len(i).map_err(|e| bad(format!("column `instance`: {e}")))?;
+        }
         let key = keys.get(
             &mut part.series,
             SeriesKey {

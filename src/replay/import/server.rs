@@ -62,6 +62,9 @@ pub enum Fired {
     Signal,
     /// A line known to be no event (`Booting worker`, `Listening at`, ...).
     Known,
+    /// A rule's line whose figure no recording can hold (a count past 64
+    /// bits, an RSS of `inf` MB): kept as unparsed, with why.
+    Unreadable(String),
 }
 
 /// Values a recycle or kill line states.
@@ -70,6 +73,15 @@ pub struct Fields {
     pub rss_mb: Option<f64>,
     pub limit_mb: Option<f64>,
     pub requests: Option<u64>,
+}
+
+/// A memory figure a line states (`what`: its name there), in MB: a size
+/// within `super::MAX_MB`, or why it is none.
+pub fn size_mb(what: &str, x: f64) -> Result<f64, String> {
+    if !x.is_finite() || x < 0.0 {
+        return Err(format!("{what} {x} MB is not a memory size"));
+    }
+    super::memory_mb(x).map_err(|e| format!("{what} {e}"))
 }
 
 /// A format's rule: the rule's name and what it read, or `None`.
@@ -120,6 +132,10 @@ pub fn parse(name: &str, text: &str, format: Format, rule: Rule) -> Part {
             source.unparsed(i + 1, line, format!("not a known {} line", format.label()));
             continue;
         };
+        if let Fired::Unreadable(why) = fired {
+            source.unparsed(i + 1, line, format!("{label}: {why}"));
+            continue;
+        }
         let t = match env.stamp.as_deref().map(|s| ts.read(s)) {
             Some(Ok(t)) => Some(t),
             Some(Err(e)) => {
@@ -228,7 +244,7 @@ fn apply(st: &mut State, fired: Fired, t: f64, origin: Origin) {
             st.crashed.extend(worker);
         }
         Fired::Signal => st.signal_at = Some(t),
-        Fired::Known => {}
+        Fired::Known | Fired::Unreadable(_) => {}
     }
 }
 

@@ -12,7 +12,7 @@
 //! | `Finished server process [N]` | `uvicorn/server.py` `_serve` | the end of process N (names the pid a standalone recycle line lacks) |
 //! | `Started server process [N]`, `Shutting down`, `Waiting for application startup.`, `Application startup complete.`, `Waiting for application shutdown.`, `Application shutdown complete.`, `Waiting for connections to close. (CTRL+C to force quit)`, `Waiting for background tasks to complete. (CTRL+C to force quit)`, `Uvicorn running on ...` | `uvicorn/server.py`, `uvicorn/lifespan/on.py` | known, no event |
 
-use super::prefix::{Envelope, number_after};
+use super::prefix::{Envelope, count_after};
 use super::server::{Fields, Fired};
 
 const KNOWN: [&str; 9] = [
@@ -37,12 +37,17 @@ pub fn looks_like(line: &str) -> bool {
 pub fn rule(env: &Envelope) -> Option<(&'static str, Fired)> {
     let m = env.message;
     if m.starts_with("Maximum request limit of ") && m.ends_with("exceeded. Terminating process.") {
+        let label = "uvicorn: Maximum request limit of N exceeded. Terminating process.";
+        let requests = match count_after(m, "limit of ").transpose() {
+            Ok(n) => n,
+            Err(why) => return Some((label, Fired::Unreadable(format!("the limit {why}")))),
+        };
         let fields = Fields {
-            requests: number_after(m, "limit of "),
+            requests,
             ..Fields::default()
         };
         return Some((
-            "uvicorn: Maximum request limit of N exceeded. Terminating process.",
+            label,
             Fired::Recycle {
                 trigger: "max_requests",
                 worker: env.pid.clone(),

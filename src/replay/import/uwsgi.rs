@@ -16,8 +16,8 @@
 //! | `DAMN ! worker W (pid: N) died, killed by signal 9 :( trying respawn ...` (and `MYSTERIOUSLY killed by signal 9`) | `core/master.c` | an OOM kill of pid N, unless an evil reload or harakiri explains it |
 //! | `Respawned uWSGI worker W (new pid: N)`, `worker W killed successfully (pid: N)`, `worker W buried after S seconds`, other `DAMN ! worker` lines, `HARAKIRI triggered by ...`, `HARAKIRI: ...`, `chain reload starting...`, `chain reloading complete`, `...gracefully killing workers...`, `*** ... has been touched... workers reload !!! ***` | `core/master.c`, `core/master_utils.c`, `core/master_checks.c`, `core/uwsgi.c` | known, no event (the last two and `chain reload` are master signals) |
 
-use super::prefix::{Envelope, number_after};
-use super::server::{Fields, Fired};
+use super::prefix::{Envelope, count_after, number_after, whole};
+use super::server::{Fields, Fired, size_mb};
 
 const MB: f64 = 1024.0 * 1024.0;
 
@@ -35,21 +35,28 @@ pub fn looks_like(line: &str) -> bool {
     rule(&env).is_some()
 }
 
-/// `(A >= B)` as two numbers.
-fn pair(text: &str) -> (Option<u64>, Option<u64>) {
+/// `(A >= B)` as two numbers, or why one is none (past 64 bits).
+fn pair(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
     let Some(inner) = text.split_once('(').map(|(_, r)| r) else {
-        return (None, None);
+        return Ok((None, None));
     };
     let mut it = inner.split(">=").map(|s| {
-        let digits: String = s
-            .trim()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .take(20)
-            .collect();
-        digits.parse().ok()
+        let s = s.trim();
+        let end = s
+            .bytes()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(s.len());
+        (end > 0).then(|| whole(&s[..end])).transpose()
     });
-    (it.next().flatten(), it.next().flatten())
+    Ok((
+        it.next().transpose()?.flatten(),
+        it.next().transpose()?.flatten(),
+    ))
+}
+
+/// Bytes as MB, a memory size (`what`: its name in the line).
+fn bytes_mb(what: &str, bytes: Option<u64>) -> Result<Option<f64>, String> {
+    bytes.map(|b| size_mb(what, b as f64 / MB)).transpose()
 }
 
 /// The rule that reads a uWSGI message.
@@ -59,10 +66,15 @@ pub fn rule(env: &Envelope) -> Option<(&'static str, Fired)> {
         return Some(goodbye(rest));
     }
     if let Some(rest) = m.strip_prefix("*** EVIL RELOAD ON WORKER ") {
+        let label = "uwsgi: *** EVIL RELOAD ON WORKER W ... (pid: N) ***";
         let worker = number_after(rest, "(pid: ").map(|p| p.to_string());
-        let rss = number_after(rest, "RSS: ").map(|b| b as f64 / MB);
+        let rss = count_after(rest, "RSS: ").transpose();
+        let rss_mb = match rss.and_then(|b| bytes_mb("the RSS", b)) {
+            Ok(rss) => rss,
+            Err(why) => return Some((label, Fired::Unreadable(why))),
+        };
         let fields = Fields {
-            rss_mb: rss,
+            rss_mb,
             ..Fields::default()
         };
         let kind = crate::metrics::EventKind::EvilKill;
@@ -71,7 +83,7 @@ pub fn rule(env: &Envelope) -> Option<(&'static str, Fired)> {
             worker,
             fields,
         };
-        return Some(("uwsgi: *** EVIL RELOAD ON WORKER W ... (pid: N) ***", fired));
+        return Some((label, fired));
     }
     if m.starts_with("worker ") && m.contains(" lifetime reached, it was running for ") {
         let fired = Fired::Recycle {
@@ -115,31 +127,35 @@ fn goodbye(rest: &str) -> (&'static str, Fired) {
     let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
     let worker = (!pid.is_empty()).then_some(pid);
     let reason = rest.split_once(" is done (").map(|(_, r)| r).unwrap_or("");
-    let (a, b) = pair(reason);
+    let pair = pair(reason);
     let (label, trigger, fields) = if reason.starts_with("max requests reached") {
+        let label = "uwsgi: The work of process N is done (max requests reached)";
+        let requests = match pair {
+            Ok((a, _)) => a,
+            Err(why) => return (label, Fired::Unreadable(format!("the requests {why}"))),
+        };
         let f = Fields {
-            requests: a,
+            requests,
             ..Fields::default()
         };
-        (
-            "uwsgi: The work of process N is done (max requests reached)",
-            "max_requests",
-            f,
-        )
+        (label, "max_requests", f)
     } else if ["reload-on-rss", "reload-on-uss", "reload-on-pss"]
         .iter()
         .any(|r| reason.starts_with(r))
     {
+        let label = "uwsgi: The work of process N is done (reload-on-rss/uss/pss)";
+        let sizes =
+            pair.and_then(|(a, b)| Ok((bytes_mb("the RSS", a)?, bytes_mb("the limit", b)?)));
+        let (rss_mb, limit_mb) = match sizes {
+            Ok(sizes) => sizes,
+            Err(why) => return (label, Fired::Unreadable(why)),
+        };
         let f = Fields {
-            rss_mb: a.map(|x| x as f64 / MB),
-            limit_mb: b.map(|x| x as f64 / MB),
+            rss_mb,
+            limit_mb,
             requests: None,
         };
-        (
-            "uwsgi: The work of process N is done (reload-on-rss/uss/pss)",
-            "rss_limit",
-            f,
-        )
+        (label, "rss_limit", f)
     } else if reason.starts_with("reload-on-as") {
         (
             "uwsgi: The work of process N is done (reload-on-as)",
