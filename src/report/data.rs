@@ -512,7 +512,10 @@ mod tests {
     #[test]
     fn a_file_cut_mid_row_is_refused() {
         let cut = b"ts,event,instance\n1.0,worker_recycled,inst-0\n2.0,worker_rec";
-        let e = parse_events(cut).map(|_| ()).expect_err("refused").to_string();
+        let e = parse_events(cut)
+            .map(|_| ())
+            .expect_err("refused")
+            .to_string();
         assert!(
             e.contains("events.csv") && e.contains("line 3 ends mid-row"),
             "{e}"

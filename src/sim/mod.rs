@@ -301,11 +301,7 @@ impl<'s, O: Observer> Sim<'s, O> {
             obs,
             check_invariants: false,
             agg: aggregate::Aggregate::new(sc, spi),
-            surge: sc
-                .fleet
-                .surge
-                .as_ref()
-                .map(|s| SurgeClock::new(s, seed, sc.duration)),
+            surge: (sc.fleet.surge.as_ref()).map(|s| SurgeClock::new(s, seed, sc.duration)),
             pinned: connections::Pinned::new(sc, sc.fleet.instances * spi),
             replace: replace::State::new(sc),
             backlog_cap,
@@ -518,7 +514,6 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
         self.counts.serving = self.sc.fleet.workers() as u32;
         self.counts.dead = (self.workers.len() - self.sc.fleet.workers()) as u32;
-        self.m.min_serving = self.counts.serving;
         for i in 0..self.instances.len() as u32 {
             self.recompute_private(i);
         }
@@ -543,10 +538,7 @@ impl<'s, O: Observer> Sim<'s, O> {
         self.schedule_platform();
         self.start_replace();
         self.fold_all(SimTime::ZERO);
-        // Time zero is an event of its own: a worker its first check
-        // recycles at once is a dip the loop's first sample must not
-        // depend on which event comes first (on the fast path, a completion
-        // is not one).
+        // Sampled as after an event: a recycle at time zero is a dip on both engines.
         self.m.min_serving = self.counts.serving;
     }
 
