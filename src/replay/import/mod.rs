@@ -34,11 +34,12 @@ pub use fields::COLUMNS;
 /// telemetry, or 10^6 Prometheus points, fit many times over).
 pub const MAX_BYTES: u64 = 256 << 20;
 
-/// The most memory a recorded size may say (MB): 10^9 MB, a petabyte, is
-/// more than any host a worker runs on. Past it a value is a corrupt field,
-/// not a measurement (an `rss_mb` of 1e308 once went through to a report
-/// printing a 309-digit peak RSS).
-pub const MAX_MB: f64 = 1e9;
+/// The most memory a recorded size may say (MB): 10^7 MB, 10 TB, more
+/// than any host a worker runs on (and a scenario's own bound). Past it a
+/// value is a corrupt field or bytes in an MB column, not a measurement
+/// (an `rss_mb` of 1e308 once went through to a report printing a
+/// 309-digit peak RSS; 609300000, bytes, showed limits up to 582000000 MB).
+pub const MAX_MB: f64 = 1e7;
 
 /// `x` MB, if it is a memory size (or, signed, a headroom) a recording
 /// can hold: at most `MAX_MB` either way.

@@ -95,7 +95,8 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             let t_s = ts
                 .read(&t.to_string())
                 .map_err(|e| what(format!("point {j}: {e}")))?;
-            let x = super::rss::rss(&v).map_err(|e| what(format!("point {j}: {e}")))?;
+            let rss_mb =
+                super::rss::rss_in(&v, scale).map_err(|e| what(format!("point {j}: {e}")))?;
             if part.series.samples.len() >= MAX_SAMPLES {
                 return Err(what(format!(
                     "more than {MAX_SAMPLES} samples: use a coarser step"
@@ -105,7 +106,7 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
             part.series.samples.push(Sample {
                 t_s,
                 key: k,
-                rss_mb: x / scale,
+                rss_mb,
                 requests: None,
                 origin,
             });
@@ -182,6 +183,21 @@ mod tests {
         assert!((p.series.samples[0].rss_mb - 412.0).abs() < 0.01);
         assert_eq!(p.series.samples[2].rss_mb, 400.5);
         assert_eq!(p.series.keys[1].instance.as_deref(), Some("inst-B:9100"));
+    }
+
+    /// Bytes are bounded once converted: a 1.5 GiB worker in bytes
+    /// (1.6e9) was refused against the MB bound, 2^60 bytes (2^40 MB) is.
+    #[test]
+    fn a_bytes_series_is_bounded_in_mb() {
+        let one = |v: &str| {
+            RESPONSE
+                .replace("\"432013312\"", &format!("\"{v}\""))
+                .replace("\"433061888\"", &format!("\"{v}\""))
+        };
+        let p = parse("q.json", &one("1610612736")).unwrap();
+        assert_eq!(p.series.samples[0].rss_mb, 1536.0);
+        let e = parse("q.json", &one("1152921504606846976")).unwrap_err();
+        assert!(e.to_string().contains("beyond any host's memory"), "{e}");
     }
 
     #[test]

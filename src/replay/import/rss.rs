@@ -112,10 +112,16 @@ pub fn parse(name: &str, text: &str) -> Result<Part, ImportError> {
     Ok(part)
 }
 
-/// An RSS in MB: finite and not negative.
+/// An RSS in MB: finite, not negative, within `super::MAX_MB`.
 pub fn rss(v: &str) -> Result<f64, String> {
+    rss_in(v, 1.0)
+}
+
+/// An RSS given in units of `per_mb` (2^20 for bytes), in MB: bounded
+/// once converted.
+pub fn rss_in(v: &str, per_mb: f64) -> Result<f64, String> {
     match v.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => super::memory_mb(x),
+        Ok(x) if x.is_finite() && x >= 0.0 => super::memory_mb(x / per_mb),
         Ok(_) => Err(format!("`{v}` is not an RSS (finite, not negative)")),
         Err(_) => Err(format!("`{v}` is not a number")),
     }
