@@ -148,3 +148,35 @@ fn saturate_counts_its_simulations() {
         "{stderr}"
     );
 }
+
+/// A calibration announces the most windows it may simulate and stops
+/// short of it: its last line counts what it ran (it printed the bound).
+#[test]
+fn a_calibrations_last_line_counts_the_windows_it_ran() {
+    let tmp = TempDir::new("progress-calibrate");
+    let recording =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/recordings/generated-24h.csv");
+    let out = tmp.path().join("cal");
+    let (_, stderr) = with_stderr_file(
+        tmp.path(),
+        "0.5",
+        &[
+            "replay",
+            recording.to_str().unwrap(),
+            "--calibrate",
+            "--seeds",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let p = positions(&stderr, "calibrate");
+    let announced = p.first().map(|&(_, len)| len).expect("a progress line");
+    let done = stderr
+        .lines()
+        .find(|l| l.starts_with("progress: calibrate: done, "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let &(ran, len) = p.last().unwrap();
+    assert_eq!(ran, len, "{done}");
+    assert!(ran < announced, "{done} against {announced} announced");
+}

@@ -221,8 +221,16 @@ impl Progress {
         }
     }
 
-    /// All done: the bar is cleared; a plain display prints its last line
-    /// with the count done (an estimate announced above it is lowered),
+    /// All done where the total announced was the most the work might take
+    /// (a calibration's simulated windows): the total becomes the count
+    /// done, so the last line does not claim the estimate.
+    pub fn finish_counted(&self) {
+        let bar = &self.shared.bar;
+        bar.set_length(bar.position());
+        self.finish();
+    }
+
+    /// All done: the bar is cleared; a plain display prints its last line,
     /// unless the work took less than one interval (a quick command's log
     /// stays free of progress).
     pub fn finish(&self) {
@@ -232,9 +240,9 @@ impl Progress {
             Mode::Bar => s.bar.finish_and_clear(),
             Mode::Plain if s.start.elapsed() < s.every => {}
             Mode::Plain => {
-                // The work done, not the estimate: a calibration announces
-                // at most what it may simulate and stops short of it.
-                s.bar.set_length(s.bar.position());
+                if let Some(len) = s.bar.length() {
+                    s.bar.set_position(len);
+                }
                 let mut last = s.last_line.lock().unwrap_or_else(|p| p.into_inner());
                 s.line(&mut last, Instant::now(), "done, ");
             }

@@ -449,7 +449,7 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, dir: &Dirs) -> Result<Option<Fa
         bar.set_position(done as u64)
     })
     .map_err(|e| Failure::input(format!("--calibrate: {e}")))?;
-    bar.finish();
+    bar.finish_counted();
     write_json(dir, fleetsim::schema::CALIBRATION, &cal)?;
     let mut file = AtomicFile::create(dir.file("draws.csv"))?;
     write!(file, "{}", cal.draws_csv()).map_err(|e| Failure::run(e.to_string()))?;
