@@ -345,6 +345,31 @@ pub fn parse_timeline(bytes: &[u8]) -> Result<Timeline, ReportError> {
     })
 }
 
+/// Whether a run's timeline reaches the end of its window (summary.json's
+/// `duration_h`) within two of its steps: one cut at a line boundary has
+/// no broken row to tell it by, and drew a day as its first hour.
+pub fn timeline_covers(tl: &Timeline, summary: &Ordered) -> Result<(), ReportError> {
+    let hours = summary
+        .0
+        .iter()
+        .find(|(k, _)| k == "duration_h")
+        .and_then(|(_, v)| v.as_f64());
+    let (Some(hours), [first, second, .., last]) = (hours, tl.t_s.as_slice()) else {
+        return Ok(());
+    };
+    let (step, window) = (second - first, hours * 3600.0);
+    if step > 0.0 && last + 2.0 * step < window {
+        return Err(csv_err(
+            "timeline.csv",
+            format!(
+                "its rows end at {last} s of the run's {window} s (summary.json's duration_h): \
+                 the file was cut short"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The policy numbers the charts mark, from the run's scenario.toml.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Policy {
@@ -507,6 +532,23 @@ mod tests {
         // No column: none.
         let plain = parse_timeline(b"t_s,serving\n0,6\n60,6\n").unwrap();
         assert!(plain.surge_s.is_empty() && plain.surge_spans(1.0).is_empty());
+    }
+
+    #[test]
+    fn a_timeline_cut_at_a_line_is_refused_against_the_window() {
+        let rows: String = (1..=60).map(|m| format!("{},6,0,0\n", m * 60)).collect();
+        let tl =
+            parse_timeline(format!("t_s,serving,booting,draining\n{rows}").as_bytes()).unwrap();
+        let summary =
+            |h: f64| parse_summary(format!("{{\"duration_h\": {h}}}").as_bytes()).unwrap();
+        assert!(timeline_covers(&tl, &summary(1.0)).is_ok());
+        let e = timeline_covers(&tl, &summary(24.0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("timeline.csv") && e.contains("end at 3600 s of the run's 86400 s"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -270,6 +270,7 @@ pub fn build_run_with(name: &str, files: &Files, opts: &Options) -> Result<Repor
     let summary = data::parse_summary(need(files, "summary.json")?)?;
     let events = data::parse_events(need(files, "events.csv")?)?;
     let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
+    data::timeline_covers(&tl, &summary)?;
     if let Some(b) = files.get("workers.csv") {
         tl.workers = data::parse_workers(b)?;
     }
