@@ -183,9 +183,13 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
     if args.fit_deferral {
         refuse_fit_deferral(&args)?;
     }
-    for path in &args.what_if {
-        what_if_file(path)?;
-    }
+    // Read once, before any work: a missing or broken file is refused
+    // before a calibration, and each draw lays the same text over.
+    let what_ifs = args
+        .what_if
+        .iter()
+        .map(|p| Ok((p.display().to_string(), what_if_file(p)?)))
+        .collect::<Result<Vec<_>, Failure>>()?;
     if args.calibrate && !(1..=MAX_SEEDS).contains(&args.seeds) {
         return Err(Failure::input(format!(
             "--seeds must be between 1 and {MAX_SEEDS}"
@@ -245,7 +249,7 @@ pub fn run(args: ReplayArgs) -> Result<(), Failure> {
         );
     }
     let after = if args.calibrate {
-        calibrate(&args, &rec, &dir).map_err(|mut f| {
+        calibrate(&args, &rec, &what_ifs, &dir).map_err(|mut f| {
             // Its analysis said "wrote": it was written to the staging
             // directory, which goes with the failure.
             f.message += &format!(
@@ -319,10 +323,7 @@ fn not_applied(fragment: &toml::Table) -> Vec<String> {
     out
 }
 
-/// The calibrated scenario with `path`'s [policy] laid over its policy,
-/// and what of the file was not laid over (`not_applied`).
-/// A what-if file read and parsed, with its `[policy]` table: checked
-/// before any work (`run`) and read again where it is laid over.
+/// A what-if file read and parsed, with its `[policy]` table.
 fn what_if_file(path: &Path) -> Result<toml::Table, Failure> {
     let name = path.display();
     let text = super::limits::read_input_text(path)?;
@@ -337,12 +338,13 @@ fn what_if_file(path: &Path) -> Result<toml::Table, Failure> {
     Ok(fragment)
 }
 
+/// The calibrated scenario with what-if file `name`'s [policy] laid over
+/// its policy, and what of the file was not laid over (`not_applied`).
 fn alternative(
     calibrated: &str,
-    path: &Path,
-) -> Result<(String, fleetsim::Scenario, Vec<String>), Failure> {
-    let name = path.display().to_string();
-    let fragment = what_if_file(path)?;
+    name: &str,
+    fragment: &toml::Table,
+) -> Result<(fleetsim::Scenario, Vec<String>), Failure> {
     let policy = fragment
         .get("policy")
         .and_then(toml::Value::as_table)
@@ -357,12 +359,12 @@ fn alternative(
     lay_over(merged, policy);
     let text = toml::to_string(&base).map_err(|e| Failure::run(e.to_string()))?;
     let (_, sc) =
-        fleetsim::scenario::load(&text, &name, &[], &mut |p| Err(format!("{p}: not read")))
+        fleetsim::scenario::load(&text, name, &[], &mut |p| Err(format!("{p}: not read")))
             .map_err(|mut e| {
                 e.line = None; // the text is the calibrated scenario, not the file
                 Failure::input(format!("{e} (laid over the calibrated scenario)"))
             })?;
-    Ok((name, sc, not_applied(&fragment)))
+    Ok((sc, not_applied(fragment)))
 }
 
 fn lay_over(base: &mut toml::Table, over: &toml::Table) {
@@ -430,7 +432,12 @@ fn write_json<T: serde::Serialize>(
 /// failures that come after every file is written (a negative verdict
 /// under `--check`, a what-if refused) are returned as `Ok(Some(..))`:
 /// the directory is complete, and swapped in before they are reported.
-fn calibrate(args: &ReplayArgs, rec: &Recording, dir: &Dirs) -> Result<Option<Failure>, Failure> {
+fn calibrate(
+    args: &ReplayArgs,
+    rec: &Recording,
+    what_if: &[(String, toml::Table)],
+    dir: &Dirs,
+) -> Result<Option<Failure>, Failure> {
     let base_args = ScenarioArgs {
         scenario: args.scenario.clone(),
         set: Vec::new(),
@@ -497,7 +504,7 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, dir: &Dirs) -> Result<Option<Fa
             replay::validate::warned(&v).join(", ")
         )
     };
-    if !args.what_if.is_empty() {
+    if !what_if.is_empty() {
         if !v.reproduces && !args.force {
             // Gated, the verdict is the answer (exit 1), also where it
             // refuses the what-ifs.
@@ -516,7 +523,7 @@ fn calibrate(args: &ReplayArgs, rec: &Recording, dir: &Dirs) -> Result<Option<Fa
                 ))
             }));
         }
-        what_ifs(args, &v, &draws, &seeds, dir)?;
+        what_ifs(args, what_if, &v, &draws, &seeds, dir)?;
     }
     if args.check && !v.reproduces {
         return Ok(Some(Failure::verdict(verdict())));
@@ -560,6 +567,7 @@ fn refuse_fit_deferral(args: &ReplayArgs) -> Result<(), Failure> {
 /// `--force`): each file's policy over every draw.
 fn what_ifs(
     args: &ReplayArgs,
+    files: &[(String, toml::Table)],
     v: &replay::validate::Validation,
     draws: &[Loaded],
     seeds: &[u64],
@@ -575,20 +583,21 @@ fn what_ifs(
     // on both sides, so the comparison stays paired; the fitted point (draw
     // 0) must pass.
     let mut kept: Vec<usize> = Vec::new();
-    let mut per_file: Vec<(String, Vec<fleetsim::Scenario>)> = args
-        .what_if
+    let mut per_file: Vec<(String, Vec<fleetsim::Scenario>)> = files
         .iter()
-        .map(|p| (p.display().to_string(), Vec::new()))
+        .map(|(name, _)| (name.clone(), Vec::new()))
         .collect();
     let mut refused = 0usize;
     let mut unapplied: Vec<Vec<String>> = Vec::new();
     for (i, text) in texts.iter().enumerate() {
-        let alts: Result<Vec<_>, Failure> =
-            args.what_if.iter().map(|p| alternative(text, p)).collect();
+        let alts: Result<Vec<_>, Failure> = files
+            .iter()
+            .map(|(name, f)| alternative(text, name, f))
+            .collect();
         match alts {
             Ok(alts) => {
                 kept.push(i);
-                for (slot, (_, sc, left)) in per_file.iter_mut().zip(alts) {
+                for (slot, (sc, left)) in per_file.iter_mut().zip(alts) {
                     slot.1.push(sc);
                     if i == 0 {
                         unapplied.push(left);
