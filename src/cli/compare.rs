@@ -154,7 +154,7 @@ fn check_scenarios(args: &CompareArgs) -> Result<(), Failure> {
 fn run_seeds(args: &CompareArgs, input: &str, dir: &Path, n: u64) -> Result<(), Failure> {
     let exe = std::env::current_exe()
         .map_err(|e| Failure::run(format!("cannot find the fleetsim binary: {e}")))?;
-    for seed in args.first_seed..=args.first_seed.saturating_add(n - 1) {
+    for seed in super::output::seed_range(args.first_seed, n, "--first-seed")? {
         let out = dir.join(format!("seed-{seed}"));
         let mut cmd = Command::new(&exe);
         cmd.arg("run");
@@ -265,13 +265,8 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     if args.seeds == Some(0) || args.seeds.is_some_and(|n| n > 10_000) {
         return Err(Failure::input("--seeds: 1 to 10000"));
     }
-    if let Some(n) = args.seeds
-        && args.first_seed.checked_add(n - 1).is_none()
-    {
-        return Err(Failure::input(format!(
-            "--first-seed {} --seeds {n}: the seeds would run past 18446744073709551615",
-            args.first_seed
-        )));
+    if let Some(n) = args.seeds {
+        super::output::seed_range(args.first_seed, n, "--first-seed")?;
     }
     if args.hours.is_some() && args.seeds.is_none() {
         return Err(Failure::input(

@@ -416,3 +416,19 @@ impl Write for AtomicFile {
         self.writer().flush()
     }
 }
+
+/// Seeds `first` to `first + n - 1` (`n` >= 1), refused naming `flags`
+/// where they would run past the last seed there is, 2^64 - 1.
+pub fn seed_range(
+    first: u64,
+    n: u64,
+    flags: &str,
+) -> Result<std::ops::RangeInclusive<u64>, Failure> {
+    match first.checked_add(n.saturating_sub(1)) {
+        Some(last) => Ok(first..=last),
+        None => Err(Failure::input(format!(
+            "{flags} {first} --seeds {n}: the seeds would run past {}",
+            u64::MAX
+        ))),
+    }
+}

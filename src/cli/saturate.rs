@@ -70,13 +70,7 @@ pub fn run(args: SaturateArgs) -> Result<(), Failure> {
             args.seeds
         )));
     }
-    if args.seed.checked_add(args.seeds - 1).is_none() {
-        return Err(Failure::input(format!(
-            "--seed {} --seeds {}: the seeds would run past 18446744073709551615",
-            args.seed, args.seeds
-        )));
-    }
-    let seeds: Vec<u64> = (args.seed..=args.seed + (args.seeds - 1)).collect();
+    let seeds: Vec<u64> = super::output::seed_range(args.seed, args.seeds, "--seed")?.collect();
     let workers = sc.fleet.workers();
     let (ceilings, policy) = whatif::ceilings(sc);
     let runs = seeds.len() * (1 + whatif::CHURN_GRID.len());
