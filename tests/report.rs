@@ -221,6 +221,38 @@ fn not_an_output_directory_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A run's events.csv cut at a line boundary (a copy stopped between rows)
+/// has no broken row to tell it by: summary.json's counts do, and the
+/// report names the file, the kind of row and both counts (exit 2).
+#[test]
+fn a_run_whose_events_were_cut_at_a_line_is_refused() {
+    let dir = TempDir::new("report-cut-events");
+    let d = dir.path().to_str().unwrap();
+    ok(&["run", "--hours", "2", "--out", d, "-q"]);
+    let path = dir.path().join("events.csv");
+    let text = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 20, "{} rows", lines.len());
+    let half: String = lines[..lines.len() / 2]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(&path, half).unwrap();
+    let out = fleetsim(&["report", d]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("events.csv")
+            && err.contains("rows where summary.json's")
+            && err.contains("cut short"),
+        "{err}"
+    );
+    assert!(!dir.path().join("report.html").exists());
+    // The whole file reports.
+    fs::write(&path, &text).unwrap();
+    ok(&["report", d]);
+}
+
 #[test]
 fn open_without_an_opener_still_succeeds() {
     let dir = TempDir::new("report-open");

@@ -115,10 +115,14 @@ impl Table {
 }
 
 pub fn parse_events(bytes: &[u8]) -> Result<Vec<Event>, ReportError> {
-    Ok(parse_rows("events.csv", bytes)?
-        .into_iter()
-        .map(|(e, _)| e)
-        .collect())
+    Ok(parse_run_events(bytes)?.0)
+}
+
+/// A run's events and the marks of its rows with no finite time (not
+/// drawn; `events_cover` still counts them, and the report says so).
+pub fn parse_run_events(bytes: &[u8]) -> Result<(Vec<Event>, Vec<Mark>), ReportError> {
+    let (rows, untimed) = parse_rows("events.csv", bytes)?;
+    Ok((rows.into_iter().map(|(e, _)| e).collect(), untimed))
 }
 
 /// Events with the instance labels as written (`inst-A`, `web-3`...):
@@ -129,7 +133,7 @@ pub fn parse_events_labelled(
     file: &str,
     bytes: &[u8],
 ) -> Result<(Vec<Event>, Vec<String>), ReportError> {
-    let rows = parse_rows(file, bytes)?;
+    let (rows, _) = parse_rows(file, bytes)?;
     let named: std::collections::BTreeSet<&str> = rows
         .iter()
         .map(|(_, l)| l.as_str())
@@ -166,8 +170,11 @@ pub fn parse_events_labelled(
     Ok((events, labels))
 }
 
-/// Events with their instance label as written.
-fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportError> {
+/// Events with their instance label as written, and the marks of the rows
+/// whose time is not a finite number (left out).
+type Rows = (Vec<(Event, String)>, Vec<Mark>);
+
+fn parse_rows(file: &str, bytes: &[u8]) -> Result<Rows, ReportError> {
     let t = Table::parse(file, bytes)?;
     let c = |n: &str| t.col(n);
     let (ts, ev, inst, worker) = (c("ts"), c("event"), c("instance"), c("worker"));
@@ -183,8 +190,12 @@ fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportEr
         return Err(csv_err(file, "no `ts` or `event` column"));
     }
     let mut out = Vec::with_capacity(t.rows.len());
+    let mut untimed = Vec::new();
     for row in &t.rows {
-        let Some(t_s) = t.num(row, ts) else { continue };
+        let Some(t_s) = t.num(row, ts) else {
+            untimed.push(Mark::of(t.get(row, ev), "", "", ""));
+            continue;
+        };
         let instance = t.get(row, inst).trim();
         let event = Event {
             t_s,
@@ -209,7 +220,7 @@ fn parse_rows(file: &str, bytes: &[u8]) -> Result<Vec<(Event, String)>, ReportEr
         };
         out.push((event, instance.to_string()));
     }
-    Ok(out)
+    Ok((out, untimed))
 }
 
 /// One instance's columns of timeline.csv.
@@ -366,6 +377,63 @@ pub fn timeline_covers(tl: &Timeline, summary: &Ordered) -> Result<(), ReportErr
                  the file was cut short"
             ),
         ));
+    }
+    Ok(())
+}
+
+/// Whether a run's events.csv holds every event its summary.json counts:
+/// recycles, holds, OOM and evil kills and the client's canary events are
+/// each one row (`metrics::rows`). A file cut at a line boundary has no
+/// broken row to tell it by, and drew its first hours as the whole day.
+pub fn events_cover(
+    events: &[Event],
+    untimed: &[Mark],
+    summary: &Ordered,
+) -> Result<(), ReportError> {
+    let count = |key: &str| -> Option<u64> {
+        let mut n = None;
+        for (k, v) in &summary.0 {
+            let hit = if key == "holds_" {
+                k.starts_with(key)
+            } else {
+                k == key
+            };
+            if hit {
+                n = Some(n.unwrap_or(0) + v.as_u64()?);
+            }
+        }
+        n
+    };
+    let kinds: [(&str, &str, fn(&Mark) -> bool); 6] = [
+        ("worker_recycled", "recycles", |m| {
+            matches!(m, Mark::Recycled(_))
+        }),
+        ("recycle_held", "holds_", |m| *m == Mark::Held),
+        ("oom_kill", "oom_kills", |m| *m == Mark::OomKill),
+        ("evil_kill", "evil_kills", |m| *m == Mark::EvilKill),
+        ("retry_ok", "retry_ok", |m| *m == Mark::RetryOk),
+        ("fetch_failed", "fetch_failed", |m| *m == Mark::FetchFailed),
+    ];
+    for (event, key, is) in kinds {
+        let Some(want) = count(key) else { continue };
+        let marks = events.iter().map(|e| &e.mark).chain(untimed);
+        let rows = marks.filter(|m| is(m)).count() as u64;
+        if rows != want {
+            let key = if key == "holds_" {
+                "holds_* (summed)"
+            } else {
+                key
+            };
+            let why = if rows < want {
+                "the file was cut short"
+            } else {
+                "the two files are not from the same run"
+            };
+            return Err(csv_err(
+                "events.csv",
+                format!("it has {rows} {event} rows where summary.json's {key} is {want}: {why}"),
+            ));
+        }
     }
     Ok(())
 }
@@ -549,6 +617,57 @@ mod tests {
             e.contains("timeline.csv") && e.contains("end at 3600 s of the run's 86400 s"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn events_cut_at_a_line_are_refused_against_the_summary() {
+        let csv = b"ts,event,instance\n1,worker_recycled,inst-0\n2,recycle_held,inst-1\n\
+3,worker_recycled,inst-1\n4,retry_ok,inst-0\n";
+        let ev = parse_events(csv).unwrap();
+        let summary = |json: &str| parse_summary(json.as_bytes()).unwrap();
+        let whole = r#"{"recycles": 2, "holds_cooldown": 1, "holds_lease_held": 0,
+            "oom_kills": 0, "retry_ok": 1, "fetch_failed": 0}"#;
+        assert!(events_cover(&ev, &[], &summary(whole)).is_ok());
+        // No counts (another writer's summary): nothing to check against.
+        assert!(events_cover(&ev, &[], &summary("{}")).is_ok());
+        let cut = events_cover(&ev[..2], &[], &summary(whole))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            cut.contains("events.csv")
+                && cut.contains("1 worker_recycled rows where summary.json's recycles is 2")
+                && cut.contains("cut short"),
+            "{cut}"
+        );
+        // A row whose time is not a number is not drawn, but it is there.
+        let nan = b"ts,event,instance\n1,worker_recycled,inst-0\nNaN,recycle_held,inst-1\n\
+3,worker_recycled,inst-1\n4,retry_ok,inst-0\n";
+        let (drawn, untimed) = parse_run_events(nan).unwrap();
+        assert_eq!(
+            (drawn.len(), untimed.as_slice()),
+            (3, [Mark::Held].as_slice())
+        );
+        assert!(events_cover(&drawn, &untimed, &summary(whole)).is_ok());
+        assert!(events_cover(&drawn, &[], &summary(whole)).is_err());
+        let held = events_cover(
+            &ev,
+            &[],
+            &summary(&whole.replace("\"holds_lease_held\": 0", "\"holds_lease_held\": 3")),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            held.contains("1 recycle_held rows where summary.json's holds_* (summed) is 4"),
+            "{held}"
+        );
+        let other = events_cover(
+            &ev,
+            &[],
+            &summary(&whole.replace("\"retry_ok\": 1", "\"retry_ok\": 0")),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(other.contains("not from the same run"), "{other}");
     }
 
     #[test]

@@ -268,13 +268,20 @@ pub fn zoom_of(
 
 pub fn build_run_with(name: &str, files: &Files, opts: &Options) -> Result<Report, ReportError> {
     let summary = data::parse_summary(need(files, "summary.json")?)?;
-    let events = data::parse_events(need(files, "events.csv")?)?;
+    let (events, untimed) = data::parse_run_events(need(files, "events.csv")?)?;
     let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
     data::timeline_covers(&tl, &summary)?;
+    data::events_cover(&events, &untimed, &summary)?;
     if let Some(b) = files.get("workers.csv") {
         tl.workers = data::parse_workers(b)?;
     }
     let mut notes = Vec::new();
+    if !untimed.is_empty() {
+        notes.push(format!(
+            "{} rows of events.csv have no finite time (ts) and are not drawn.",
+            untimed.len()
+        ));
+    }
     let policy = match files.get("scenario.toml") {
         Some(b) => data::parse_policy(b)?,
         None => {
