@@ -159,6 +159,26 @@ fn one_seed_each_says_no_interval() {
         printed,
         fs::read_to_string(out.join("compare.json")).unwrap()
     );
+    // A side whose events.csv was cut at a line boundary is refused (its
+    // page would draw part of the run as the whole), naming the file.
+    let events = b.join("events.csv");
+    let text = fs::read_to_string(&events).unwrap();
+    let keep = text.lines().count() / 2;
+    let cut: String = text.lines().take(keep).map(|l| format!("{l}\n")).collect();
+    fs::write(&events, cut).unwrap();
+    let refused = fleetsim(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("events.csv") && err.contains("cut short"),
+        "{err}"
+    );
 }
 
 #[test]

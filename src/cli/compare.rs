@@ -249,6 +249,7 @@ fn run_files(dir: &Path) -> Result<Files, Failure> {
     for (name, needed) in [
         ("events.csv", true),
         ("timeline.csv", true),
+        ("summary.json", false),
         ("workers.csv", false),
         ("scenario.toml", false),
     ] {

@@ -423,8 +423,13 @@ pub fn table_html(c: &Comparison) -> String {
 pub fn page(c: &Comparison, runs: &[(String, Files)]) -> Result<Rendered, ReportError> {
     let mut parsed = Vec::new();
     for (title, files) in runs {
-        let events = data::parse_events(need(files, "events.csv")?)?;
+        let (events, untimed) = data::parse_run_events(need(files, "events.csv")?)?;
         let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
+        if let Some(b) = files.get("summary.json") {
+            let summary = data::parse_summary(b)?;
+            data::timeline_covers(&tl, &summary)?;
+            data::events_cover(&events, &untimed, &summary)?;
+        }
         if let Some(b) = files.get("workers.csv") {
             tl.workers = data::parse_workers(b)?;
         }
