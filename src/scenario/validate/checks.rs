@@ -41,7 +41,7 @@ pub(crate) fn positive(key: &str, v: f64) -> Check {
 /// The largest memory any MB key may name: 10^7 MB (10 TB), more than
 /// any machine's memory. Past it RSS over a run can reach infinity and
 /// every figure drawn from it is meaningless.
-pub(super) const MAX_MB: f64 = 1e7;
+pub(crate) const MAX_MB: f64 = 1e7;
 
 /// A size in MB: finite, >= 0 and at most `MAX_MB`.
 pub(crate) fn megabytes(key: &str, v: f64) -> Check {

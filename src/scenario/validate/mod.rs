@@ -224,7 +224,7 @@ fn fleet(f: &RawFleet) -> Result<Fleet, (String, String)> {
     megabytes("fleet.container_mb", f.container_mb)?;
     positive("fleet.boot_rss_mb", f.boot_rss_mb)?;
     megabytes("fleet.boot_rss_mb", f.boot_rss_mb)?;
-    non_negative("fleet.shared_mb", f.shared_mb)?;
+    megabytes("fleet.shared_mb", f.shared_mb)?;
     if f.shared_mb > f.boot_rss_mb {
         fail(
             "fleet.shared_mb",
@@ -418,7 +418,7 @@ fn workload(
             key,
             format!(
                 "a rate of {} requests/s is over {MAX_RPS:.0}: no fleet serves it, and no run could simulate it",
-                profile.peak_rate()
+                shown(profile.peak_rate())
             ),
         )?;
     }

@@ -116,13 +116,15 @@ pub(super) fn policy(p: &RawPolicy, f: &RawFleet) -> Result<Policy, (String, Str
 /// The jittered limit, the hard ceiling and the runway start-up check.
 fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
     positive("policy.base_limit_mb", p.base_limit_mb)?;
-    non_negative("policy.jitter_mb", p.jitter_mb)?;
+    megabytes("policy.base_limit_mb", p.base_limit_mb)?;
+    megabytes("policy.jitter_mb", p.jitter_mb)?;
     if p.jitter_mb >= p.base_limit_mb {
         fail(
             "policy.jitter_mb",
             format!(
                 "jitter {} MB must be below the base limit {} MB",
-                p.jitter_mb, p.base_limit_mb
+                shown(p.jitter_mb),
+                shown(p.base_limit_mb)
             ),
         )?;
     }
@@ -152,7 +154,7 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
             ),
         )?;
     }
-    non_negative("policy.min_runway_mb", p.min_runway_mb)?;
+    megabytes("policy.min_runway_mb", p.min_runway_mb)?;
     let runway = floor - born_mb;
     if p.rss_trigger && runway < p.min_runway_mb {
         fail(
@@ -173,6 +175,15 @@ fn limits(p: &RawPolicy, f: &RawFleet) -> Check {
             format!(
                 "must be a number of MB, or inf for no hard ceiling, got {}",
                 p.hard_limit_mb
+            ),
+        )?;
+    }
+    if p.hard_limit_mb.is_finite() && p.hard_limit_mb > MAX_MB {
+        fail(
+            "policy.hard_limit_mb",
+            format!(
+                "{} MB is more than the 1e7 MB (10 TB) any machine holds (inf = no hard ceiling)",
+                shown(p.hard_limit_mb)
             ),
         )?;
     }
@@ -234,6 +245,7 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
     let d = &p.drift;
     let drift = if d.enabled {
         positive("policy.drift.max_drift_mb", d.max_drift_mb)?;
+        megabytes("policy.drift.max_drift_mb", d.max_drift_mb)?;
         fraction("policy.drift.jitter_fraction", d.jitter_fraction)?;
         fraction("policy.drift.gc_reclaim_fraction", d.gc_reclaim_fraction)?;
         count(
@@ -254,6 +266,7 @@ fn triggers(p: &RawPolicy) -> Result<Triggers, (String, String)> {
     let e = &p.evil_rss;
     let evil_rss = if e.enabled {
         positive("policy.evil_rss.limit_mb", e.limit_mb)?;
+        megabytes("policy.evil_rss.limit_mb", e.limit_mb)?;
         positive(
             "policy.evil_rss.collector_interval_s",
             e.collector_interval_s,
