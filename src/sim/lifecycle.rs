@@ -2,6 +2,7 @@
 //! kernel's OOM kill.
 
 use super::memory::{overshoot_q, quantize_mb, set_rss_in, unshare_in};
+use super::warm::Life;
 use super::{Event, Sim};
 use crate::engine::SimTime;
 use crate::engine::rng::{self, Stream, StreamRng, open01};
@@ -23,19 +24,21 @@ struct Draws {
     lifetime: Option<SimTime>,
 }
 
-/// Caps the warm-start ageing loop (a worker that never reaches its limit).
-pub(super) const WARM_START_MAX_REQUESTS: u64 = 1_000_000;
-
 impl<O: Observer> Sim<'_, O> {
     fn draws(&self, w: u32, generation: u32) -> Draws {
-        let keys = [w as u64, generation as u64];
+        self.draws_keyed(w, &[w as u64, generation as u64])
+    }
+
+    /// `draws` under any keys: a warm-started worker's earlier lives
+    /// (`warm::Life`) draw under keys no generation has.
+    fn draws_keyed(&self, w: u32, keys: &[u64]) -> Draws {
         let p = &self.sc.policy;
         let slot = w % self.spi as u32;
-        let u = open01(&mut rng::keyed(self.seed, Stream::Jitter, &keys));
+        let u = open01(&mut rng::keyed(self.seed, Stream::Jitter, keys));
         // Uniform on [base - jitter, base + jitter), whole MB: 500 +- 40 -> 460..539.
         let limit_mb = (p.base_limit_mb - p.jitter_mb + u * 2.0 * p.jitter_mb).floor();
-        let mut leak_rng = rng::keyed(self.seed, Stream::Leak, &keys);
-        let mut trig = rng::keyed(self.seed, Stream::Trigger, &keys);
+        let mut leak_rng = rng::keyed(self.seed, Stream::Leak, keys);
+        let mut trig = rng::keyed(self.seed, Stream::Trigger, keys);
         let (u_req, u_drift, u_life) = (open01(&mut trig), open01(&mut trig), open01(&mut trig));
         let t = &p.triggers;
         let limit_mb = if self.sc.saturate {
@@ -46,7 +49,7 @@ impl<O: Observer> Sim<'_, O> {
         Draws {
             limit_mb,
             velocity: self.sc.fleet.leak.velocity.sample(&mut leak_rng),
-            noise: rng::keyed(self.seed, Stream::MemoryNoise, &keys),
+            noise: rng::keyed(self.seed, Stream::MemoryNoise, keys),
             max_requests: t
                 .max_requests
                 .as_ref()
@@ -56,11 +59,17 @@ impl<O: Observer> Sim<'_, O> {
         }
     }
 
-    /// A generation-0 worker at time zero; with `warm_start` it has already
-    /// served a uniform fraction of the requests that take it to its limit.
-    pub(super) fn initial_worker(&mut self, w: u32) -> Worker {
+    /// A generation-0 worker at time zero, in life `life` (`warm::Life`);
+    /// with `warm_start` it has already served a uniform fraction of the
+    /// requests that take it to its limit. Returns it and, under a lifetime
+    /// trigger, the time left of its life; `start` schedules its events
+    /// once its instance is settled (`warm::settle_warm`).
+    pub(super) fn initial_worker(&self, w: u32, life: Life) -> (Worker, Option<SimTime>) {
         let f = &self.sc.fleet;
-        let d = self.draws(w, 0);
+        let d = match life.keys(w) {
+            None => self.draws(w, 0),
+            Some(keys) => self.draws_keyed(w, &keys),
+        };
         let slot = w % self.spi as u32;
         let spare = slot as usize >= f.workers_per_instance;
         let boot_mb = self.mem_mb(f.boot_rss_mb);
@@ -102,28 +111,35 @@ impl<O: Observer> Sim<'_, O> {
             }),
         };
         if spare {
-            return worker;
+            return (worker, None);
         }
-        self.start_evil_collector(SimTime::ZERO, w, 0);
+        let warm = f.warm_start && life.ages();
         if self.agg.is_some() {
-            self.age_leaping(&mut worker, w);
-        } else if f.warm_start {
-            self.age(&mut worker, w);
+            self.age_leaping(&mut worker, w, life);
+        } else if warm {
+            self.age(&mut worker, w, life);
         }
         worker.shared_mb = self.shared_at(worker.requests);
         worker.peak_mb = worker.rss_mb;
-        if let Some(life) = d.lifetime {
+        let left = d.lifetime.map(|life_s| {
             // A warm worker is part-way through its life as well.
-            let u = open01(&mut rng::keyed(
-                self.seed,
-                Stream::WarmStart,
-                &[w as u64, 1],
-            ));
-            let left = if f.warm_start {
-                SimTime((u * life.0 as f64) as u64)
+            if warm {
+                SimTime((self.warm_fraction(w, life, 1) * life_s.0 as f64) as u64)
             } else {
-                life
-            };
+                life_s
+            }
+        });
+        (worker, left)
+    }
+
+    /// What `start` does for a generation-0 worker once its instance is
+    /// settled: the evil collector's first check and its lifetime's end.
+    pub(super) fn schedule_initial(&mut self, w: u32, lifetime_left: Option<SimTime>) {
+        if self.workers[w as usize].state == WorkerState::Dead {
+            return;
+        }
+        self.start_evil_collector(SimTime::ZERO, w, 0);
+        if let Some(left) = lifetime_left {
             self.q.schedule(
                 left,
                 Event::LifetimeDue {
@@ -132,38 +148,6 @@ impl<O: Observer> Sim<'_, O> {
                 },
             );
         }
-        worker
-    }
-
-    /// The uniform draw that sets how far through its life a warm-started
-    /// worker is.
-    pub(super) fn warm_fraction(&self, w: u32) -> f64 {
-        open01(&mut rng::keyed(self.seed, Stream::WarmStart, &[w as u64]))
-    }
-
-    fn age(&self, worker: &mut Worker, w: u32) {
-        let leak = &self.sc.fleet.leak;
-        let (mut rss, mut warm, mut noise) =
-            (worker.rss_mb, worker.warm_left_mb, worker.noise.clone());
-        let (base, drift) = (
-            worker.cold.limit_mb,
-            self.sc.fleet.boot_rss_mb + worker.cold.drift_limit_mb,
-        );
-        let limit = |n| (base + self.offset_at(n)).min(drift);
-        let mut to_limit = 0;
-        while rss < limit(to_limit) && to_limit < WARM_START_MAX_REQUESTS.min(worker.max_requests) {
-            rss += quantize_mb(leak.growth(worker.velocity_mb_per_request, &mut warm, &mut noise));
-            to_limit += 1;
-        }
-        let served = (self.warm_fraction(w) * to_limit as f64) as u64;
-        for _ in 0..served {
-            worker.rss_mb += quantize_mb(leak.growth(
-                worker.velocity_mb_per_request,
-                &mut worker.warm_left_mb,
-                &mut worker.noise,
-            ));
-        }
-        worker.requests = served;
     }
 
     /// Sum of `rss - shared` over the instance's workers, from scratch (kept
@@ -553,7 +537,7 @@ impl<O: Observer> Sim<'_, O> {
         self.over_cgroup(i) && self.oom_kill(t, i)
     }
 
-    fn over_cgroup(&self, i: u32) -> bool {
+    pub(super) fn over_cgroup(&self, i: u32) -> bool {
         self.instances[i as usize].usage_mb(self.sc.fleet.master_mb) > self.sc.fleet.container_mb
     }
 

@@ -20,6 +20,7 @@ mod platform;
 mod recycle;
 mod replace;
 mod traffic;
+mod warm;
 
 use crate::engine::queue::Lane;
 use crate::engine::rng::{self, Stream, StreamRng};
@@ -505,17 +506,23 @@ impl<'s, O: Observer> Sim<'s, O> {
 
     /// The fleet at time zero: every worker forked and serving.
     fn start(&mut self) {
-        for w in 0..(self.sc.fleet.instances * self.spi) as u32 {
-            let worker = self.initial_worker(w);
+        let n = self.sc.fleet.instances * self.spi;
+        let (mut lives, mut left) = (vec![warm::Life::OWN; n], Vec::with_capacity(n));
+        for w in 0..n as u32 {
+            let (worker, l) = self.initial_worker(w, warm::Life::OWN);
             if worker.state == WorkerState::Dead {
                 self.instances[worker.instance as usize].dead += 1;
             }
             self.workers.push(worker);
+            left.push(l);
         }
         self.counts.serving = self.sc.fleet.workers() as u32;
         self.counts.dead = (self.workers.len() - self.sc.fleet.workers()) as u32;
         for i in 0..self.instances.len() as u32 {
-            self.recompute_private(i);
+            self.settle_warm(i, &mut lives, &mut left);
+        }
+        for (w, l) in left.into_iter().enumerate() {
+            self.schedule_initial(w as u32, l);
         }
         for w in 0..self.workers.len() as u32 {
             if self.workers[w as usize].state == WorkerState::Serving {

@@ -438,10 +438,15 @@ impl<O: Observer> Sim<'_, O> {
     /// to its limit, traced on a copy of its stream; served in one leap,
     /// the same path (steps are a renewal in request count), so its future
     /// is the one its age was drawn from.
-    pub(in crate::sim) fn age_leaping(&self, worker: &mut crate::fleet::Worker, w: u32) {
+    pub(in crate::sim) fn age_leaping(
+        &self,
+        worker: &mut crate::fleet::Worker,
+        w: u32,
+        life: super::warm::Life,
+    ) {
         let leak = &self.agg.as_ref().expect("aggregate mode").leak;
         worker.cold.next_step_at = leak.step_gap(&mut worker.noise);
-        if !self.sc.fleet.warm_start {
+        if !self.sc.fleet.warm_start || !life.ages() {
             return;
         }
         let (base, drift) = (
@@ -456,13 +461,13 @@ impl<O: Observer> Sim<'_, O> {
             worker.cold.next_step_at,
             worker.noise.clone(),
         );
-        let cap = super::lifecycle::WARM_START_MAX_REQUESTS.min(worker.max_requests);
+        let cap = super::warm::WARM_START_MAX_REQUESTS.min(worker.max_requests);
         let mut to_limit = 0;
         while rss < limit(to_limit) && to_limit < cap {
             rss += leak.over(v, &mut warm, to_limit, 1, &mut next, &mut noise);
             to_limit += 1;
         }
-        let served = (self.warm_fraction(w) * to_limit as f64) as u64;
+        let served = (self.warm_fraction(w, life, 0) * to_limit as f64) as u64;
         worker.rss_mb += leak.over(
             v,
             &mut worker.warm_left_mb,
