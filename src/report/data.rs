@@ -381,6 +381,9 @@ pub fn timeline_covers(tl: &Timeline, summary: &Ordered) -> Result<(), ReportErr
     Ok(())
 }
 
+/// A kind of events.csv row, the summary key that counts it, and its mark.
+type Counted = (&'static str, &'static str, fn(&Mark) -> bool);
+
 /// Whether a run's events.csv holds every event its summary.json counts:
 /// recycles, holds, OOM and evil kills and the client's canary events are
 /// each one row (`metrics::rows`). A file cut at a line boundary has no
@@ -404,7 +407,7 @@ pub fn events_cover(
         }
         n
     };
-    let kinds: [(&str, &str, fn(&Mark) -> bool); 6] = [
+    let kinds: [Counted; 6] = [
         ("worker_recycled", "recycles", |m| {
             matches!(m, Mark::Recycled(_))
         }),
