@@ -176,10 +176,11 @@ fn one_slot_named_an_instance_that_recycles_again_and_again_keeps_the_bases_work
 }
 
 /// One worker an instance named by few recycles (16 over four instances,
-/// none more than 6 a slot): read, with the container scaled for it. The workers' share
-/// of the container scales and the master's stays, so a worker that boots
-/// at 440 MB fits (scaled whole, 683 MB could not hold the master and one
-/// worker, 745 MB, and calibration failed).
+/// none more than 6 a slot): read, in the base's container, which holds a
+/// master and a worker booted at 440 MB (scaled whole, 683 MB could not,
+/// and calibration failed; scaled by the workers' share, 923 MB, it could,
+/// but fewer workers in a smaller container invented memory pressure on
+/// the held-out check: `src/replay/calibrate/shape.rs`).
 #[test]
 fn one_worker_an_instance_gets_a_container_that_holds_its_master() {
     let truth = [
@@ -200,6 +201,7 @@ fn one_worker_an_instance_gets_a_container_that_holds_its_master() {
         "{:?}",
         c.notes
     );
-    // The default's master boots at 360 MB: 360 + (2048 - 360) / 3.
-    assert_eq!(fixed(&c, "fleet.container_mb"), Some(923.0));
+    assert_eq!(fixed(&c, "fleet.container_mb"), None, "{:?}", c.fixed);
+    let n = note(&c, "fleet shape from the recording").expect("a note says so");
+    assert!(n.contains("the base's 2048 MB container kept"), "{n}");
 }

@@ -19,8 +19,9 @@
 //! so fewer names than the base's workers are not read (the base's count
 //! stays, with a note); so too where every instance names one slot that
 //! recycled again and again (its siblings, if any, never did); more names
-//! than the base's always are. A change of workers scales their share of
-//! the container's memory and keeps the master's. And a
+//! than the base's always are. Fewer workers keep the base's container
+//! (a smaller one invented memory pressure the rows cannot show); more
+//! scale the workers' share of it and keep the master's. And a
 //! recording of part of a fleet is calibrated as that part, so the
 //! fleet-wide gates (lease, bucket) then span fewer instances than the
 //! deployed fleet's; the note names the change, and `--scenario` does not
@@ -131,10 +132,10 @@ fn unequal(recycles: &[usize]) -> bool {
 }
 
 /// The overrides that give the simulated fleet the recording's shape, with
-/// a note for each change and for what could not be read. A change of
-/// workers per instance scales the workers' share of the container's
-/// memory with it and keeps the master's (the rows do not say the
-/// container's size; its share per worker is kept).
+/// a note for each change and for what could not be read. The rows do not
+/// say the container's size: fewer workers than the base's keep its
+/// container, more scale the workers' share of it with them and keep the
+/// master's.
 pub fn fleet_shape(view: &RegimeView, base: &Scenario, notes: &mut Vec<String>) -> Fixed {
     let f = &base.fleet;
     let Named {
@@ -174,11 +175,31 @@ pub fn fleet_shape(view: &RegimeView, base: &Scenario, notes: &mut Vec<String>) 
              `workers_per_instance = 1` if that is the fleet)",
             f.workers_per_instance
         )),
+        Some(n) if n < f.workers_per_instance && n > 0 => {
+            // The rows do not say the container's size. Fewer workers in
+            // the base's container is how fleets are sized (workers by
+            // cores, the container by the platform's plan), and a smaller
+            // one put a fleet under a pressure the rows cannot show: with
+            // 2 workers of 3 the default's 2048 MB became 1485, and at a
+            // fitted base limit near 600 MB its headroom fell under the 350
+            // MB threshold at every limit: about 3 pressure recycles an
+            // hour (past the lease, on the short cooldown) that an
+            // independent model of the fleet did not have, which moved the
+            // fitted boot and leak (issue 14's held-out check, twenty-ninth
+            // session).
+            sets.push((
+                "fleet.workers_per_instance".into(),
+                toml::Value::Integer(n as i64),
+            ));
+            changed.push(format!(
+                "{n} workers an instance (the base has {}; the base's {:.0} MB container kept)",
+                f.workers_per_instance, f.container_mb
+            ));
+        }
         Some(n) if n != f.workers_per_instance && n > 0 => {
+            // More workers than the base's: the container must hold them.
             // The master's memory does not scale with its workers; their
-            // share of the rest does (scaled whole, one worker's share of
-            // the embedded default could not hold a master that booted
-            // above 409 MB and its worker).
+            // share of the rest does.
             let master = f.master_mb;
             let share = (f.container_mb - master) / f.workers_per_instance as f64;
             let container = (master + share * n as f64).round();
