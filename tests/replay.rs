@@ -470,6 +470,16 @@ fn an_escalation_that_never_fired_is_reported_as_such() {
     assert_eq!(reg.escalations[0].exercised, Some(true));
     assert_eq!(reg.escalations[0].count, 1);
     assert_eq!(reg.inferred.pressure_cooldown_s.inferred, Some(40.0));
+    // Rows that never say whether they were under pressure: unknown, not
+    // "never exercised" (an independent model's recording read so).
+    let bare = "ts,event,instance,worker,rss_mb,limit_mb\n\
+                0,worker_recycled,inst-A,w0,520,500\n\
+                471.4,worker_recycled,inst-A,w1,593,500\n\
+                1000,worker_recycled,inst-B,w0,520,500\n";
+    let a = analyse(&[("bare.csv", bare)], Some(seeds_knobs()));
+    let e = &one_regime(&a).escalations[0];
+    assert_eq!((e.name.as_str(), e.exercised), ("pressure cooldown", None));
+    assert_eq!(e.evidence, "no pressure flag recorded");
 }
 
 #[test]

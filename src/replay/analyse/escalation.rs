@@ -25,14 +25,26 @@ pub struct Escalation {
 }
 
 pub fn escalations(v: &RegimeView, k: &Knobs) -> Vec<Escalation> {
-    vec![
+    let pressure = if v.recycles.iter().any(|e| e.pressure.is_some()) {
         cooldown_path(
             v,
             k,
             "pressure cooldown",
             |e| e.pressure_true(),
             k.pressure_cooldown_s,
-        ),
+        )
+    } else {
+        // No recycle says whether it was under pressure: "never" would be
+        // read as evidence (it was on an independent model's recording).
+        Escalation {
+            name: "pressure cooldown".into(),
+            exercised: None,
+            count: 0,
+            evidence: "no pressure flag recorded".into(),
+        }
+    };
+    vec![
+        pressure,
         cooldown_path(
             v,
             k,
