@@ -427,8 +427,8 @@ pub fn page(c: &Comparison, runs: &[(String, Files)]) -> Result<Rendered, Report
         let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
         if let Some(b) = files.get("summary.json") {
             let summary = data::parse_summary(b)?;
-            data::timeline_covers(&tl, &summary)?;
-            data::events_cover(&events, &untimed, &summary)?;
+            super::cover::timeline_covers(&tl, &summary)?;
+            super::cover::events_cover(&events, &untimed, &summary)?;
         }
         if let Some(b) = files.get("workers.csv") {
             tl.workers = data::parse_workers(b)?;

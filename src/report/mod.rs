@@ -14,6 +14,7 @@
 
 pub mod chart;
 pub mod compare;
+pub mod cover;
 pub mod data;
 pub mod hist;
 pub mod html;
@@ -270,8 +271,8 @@ pub fn build_run_with(name: &str, files: &Files, opts: &Options) -> Result<Repor
     let summary = data::parse_summary(need(files, "summary.json")?)?;
     let (events, untimed) = data::parse_run_events(need(files, "events.csv")?)?;
     let mut tl = data::parse_timeline(need(files, "timeline.csv")?)?;
-    data::timeline_covers(&tl, &summary)?;
-    data::events_cover(&events, &untimed, &summary)?;
+    cover::timeline_covers(&tl, &summary)?;
+    cover::events_cover(&events, &untimed, &summary)?;
     if let Some(b) = files.get("workers.csv") {
         tl.workers = data::parse_workers(b)?;
     }

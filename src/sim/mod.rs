@@ -504,51 +504,6 @@ impl<'s, O: Observer> Sim<'s, O> {
         }
     }
 
-    /// The fleet at time zero: every worker forked and serving.
-    fn start(&mut self) {
-        let n = self.sc.fleet.instances * self.spi;
-        let (mut lives, mut left) = (vec![warm::Life::OWN; n], Vec::with_capacity(n));
-        for w in 0..n as u32 {
-            let (worker, l) = self.initial_worker(w, warm::Life::OWN);
-            if worker.state == WorkerState::Dead {
-                self.instances[worker.instance as usize].dead += 1;
-            }
-            self.workers.push(worker);
-            left.push(l);
-        }
-        self.counts.serving = self.sc.fleet.workers() as u32;
-        self.counts.dead = (self.workers.len() - self.sc.fleet.workers()) as u32;
-        for i in 0..self.instances.len() as u32 {
-            self.settle_warm(i, &mut lives, &mut left);
-        }
-        for (w, l) in left.into_iter().enumerate() {
-            self.schedule_initial(w as u32, l);
-        }
-        for w in 0..self.workers.len() as u32 {
-            if self.workers[w as usize].state == WorkerState::Serving {
-                self.after_boot(SimTime::ZERO, w);
-            }
-        }
-        for i in 0..self.instances.len() as u32 {
-            self.oom_check(SimTime::ZERO, i);
-            if let Some(im) = &self.sc.policy.triggers.instance_memory {
-                self.q
-                    .schedule(im.frequency, Event::InstanceCheck { instance: i });
-            }
-        }
-        if let Some(agg) = &self.agg {
-            self.q.schedule(agg.step(), Event::Step);
-        } else {
-            self.schedule_next_arrival();
-        }
-        self.q.schedule(self.sc.timeline_step, Event::Timeline);
-        self.schedule_platform();
-        self.start_replace();
-        self.fold_all(SimTime::ZERO);
-        // Sampled as after an event: a recycle at time zero is a dip on both engines.
-        self.m.min_serving = self.counts.serving;
-    }
-
     /// The worker structs of instance `i`.
     fn instance_workers(&self, i: u32) -> std::ops::Range<u32> {
         let first = self.instances[i as usize].first_worker;
