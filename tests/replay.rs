@@ -7,7 +7,7 @@
 mod common;
 
 use common::replay::*;
-use common::scenario;
+use common::{PLAIN_FLEET, events_csv, scenario};
 use fleetsim::Sim;
 use fleetsim::metrics::{CsvObserver, KillPath, Summary};
 use fleetsim::replay::analyse::Regime;
@@ -567,4 +567,38 @@ fn an_rss_series_alone_has_the_window_of_its_samples() {
     assert_eq!(a.window.start_s, t0 as f64);
     assert_eq!(a.window.end_s, (t0 + 45 * 80 + 2) as f64);
     assert!((a.window.hours - 1.0006).abs() < 1e-3, "{}", a.window.hours);
+}
+
+/// Recycle rows alone (no holds), slots named: the tick is the period on
+/// which the gaps between a slot's consecutive recycles agree in phase. On
+/// samples that keep a clock's phase (`wall_clock`: multiples of the tick;
+/// a timer started at each worker's readiness, as two independent models
+/// of the fleet had) it is read to the tenth of a second whatever the
+/// base's tick; on fleetsim's per-worker sampler, whose phase is drawn
+/// afresh each life, the gaps agree on nothing and the tick is not read.
+#[test]
+fn the_tick_is_read_off_a_slots_consecutive_recycles_on_a_clock() {
+    let recycles_only = |sets: &[&str]| -> String {
+        events_csv(sets, 3)
+            .lines()
+            .enumerate()
+            .filter(|(k, l)| *k == 0 || l.contains(",worker_recycled,"))
+            .map(|(_, l)| format!("{l}\n"))
+            .collect()
+    };
+    for tick in ["30", "52.5"] {
+        let tick_set = format!("policy.tick_s={tick}");
+        let mut sets = PLAIN_FLEET.to_vec();
+        sets.extend(["policy.sample_clock=wall_clock", tick_set.as_str()]);
+        let a = analyse(&[("clock.csv", &recycles_only(&sets))], None);
+        let t = &one_regime(&a).inferred.tick_s;
+        assert_eq!(t.inferred, Some(tick.parse().unwrap()), "{}", t.how);
+        assert!(t.how.contains("agree in phase"), "{}", t.how);
+    }
+    let mut sets = PLAIN_FLEET.to_vec();
+    sets.push("policy.tick_s=30");
+    let a = analyse(&[("phases.csv", &recycles_only(&sets))], None);
+    let t = &one_regime(&a).inferred.tick_s;
+    assert_eq!(t.inferred, None, "{}", t.how);
+    assert!(t.how.contains("none agreeing"), "{}", t.how);
 }

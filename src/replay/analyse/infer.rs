@@ -201,16 +201,63 @@ fn tick(v: &RegimeView) -> Estimate {
         (same && w[0].worker.is_some()).then(|| w[1].t_s - w[0].t_s)
     });
     let d = Dist::of(intervals);
-    let how = match &d {
-        Some(d) => format!(
+    if let Some(d) = d {
+        let how = format!(
             "median interval between consecutive holds of one worker ({} intervals)",
             d.n
+        );
+        return est(Some(d.median), how, None, "no field records the tick");
+    }
+    let gaps = slot_gaps(v);
+    let (value, how) = match super::tick::from_gaps(&gaps) {
+        Some(f) => (
+            Some(f.tick_s),
+            format!(
+                "the period on which {} gaps between a slot's consecutive recycles agree in \
+                 phase ({:.2} of 1; a worker's timer starts at its readiness)",
+                f.gaps, f.agreement
+            ),
         ),
-        None => "not identifiable: needs recycle_held rows (one worker's consecutive samples); \
-                 the trip margin depends on leak velocity too"
-            .into(),
+        None => (
+            None,
+            format!(
+                "not identifiable: needs recycle_held rows (one worker's consecutive samples), \
+                 or at least {} gaps between a slot's consecutive recycles that agree on a \
+                 timer's period ({} here{}); the trip margin depends on leak velocity too",
+                super::tick::MIN_GAPS,
+                gaps.len(),
+                if gaps.len() >= super::tick::MIN_GAPS {
+                    ", none agreeing"
+                } else {
+                    ""
+                }
+            ),
+        ),
     };
-    est(d.map(|d| d.median), how, None, "no field records the tick")
+    est(value, how, None, "no field records the tick")
+}
+
+/// Seconds between consecutive recycles of each named slot (`instance`,
+/// `worker`), in time order.
+fn slot_gaps(v: &RegimeView) -> Vec<f64> {
+    let mut named: Vec<&Event> = v
+        .recycles
+        .iter()
+        .copied()
+        .filter(|e| e.worker.is_some())
+        .collect();
+    named.sort_by(|a, b| {
+        (&a.instance, &a.worker)
+            .cmp(&(&b.instance, &b.worker))
+            .then(a.t_s.total_cmp(&b.t_s))
+    });
+    let mut gaps: Vec<(f64, f64)> = named
+        .windows(2)
+        .filter(|w| (&w[0].instance, &w[0].worker) == (&w[1].instance, &w[1].worker))
+        .map(|w| (w[0].t_s, w[1].t_s - w[0].t_s))
+        .collect();
+    gaps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    gaps.into_iter().map(|(_, g)| g).collect()
 }
 
 fn limits(v: &RegimeView) -> (Estimate, Estimate) {

@@ -19,6 +19,7 @@ pub mod rate;
 pub mod regimes;
 pub mod shift;
 pub mod stats;
+pub mod tick;
 
 use super::recording::{Recording, Source};
 use super::time::Axis;
