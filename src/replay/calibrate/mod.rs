@@ -200,7 +200,7 @@ pub fn calibrate_observed(
     let mut clock = setup::clock(
         base,
         &base_sc,
-        regime.view,
+        &regime,
         w.start_s,
         options.fit_tick,
         &mut notes,
