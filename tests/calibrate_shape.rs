@@ -205,38 +205,3 @@ fn one_worker_an_instance_gets_a_container_that_holds_its_master() {
     let n = note(&c, "fleet shape from the recording").expect("a note says so");
     assert!(n.contains("the base's 2048 MB container kept"), "{n}");
 }
-
-/// Rows that name no slot, from a fleet whose samples keep a clock's phase
-/// (`sample_clock = "wall_clock"`) at a 30 s tick, calibrated on the
-/// embedded default (45 s): the tick is read off the gaps of the lives the
-/// rows chain into, and the fit simulates at it (`setup::chained_tick`).
-/// Not read, the base's 45 s was simulated and boot rested on it (an
-/// independent model's fleets: boot off by 30-66 MB). The same fleet on
-/// fleetsim's per-worker clock (a phase drawn each life) reads nothing.
-#[test]
-fn the_tick_is_read_off_chained_lives_where_no_slot_is_named() {
-    let nameless = |sets: &[&str]| -> Recording {
-        let text: String = rows(sets, |_, _, i, w| (i.into(), w.into()))
-            .lines()
-            .map(|l| {
-                let c: Vec<&str> = l.split(',').collect();
-                format!("{},{},{},{}\n", c[0], c[4], c[5], c[6])
-            })
-            .collect();
-        recording(&text)
-    };
-    let mut clocked = common::PLAIN_FLEET.to_vec();
-    clocked.push("policy.tick_s=30");
-    let on_the_clock = [clocked.as_slice(), &["policy.sample_clock=wall_clock"]].concat();
-    let c = tiny(&nameless(&on_the_clock));
-    let tick = c.get("policy.tick_s").expect("the tick is reported");
-    assert_eq!(tick.value, 30.0, "{tick:?}");
-    assert!(
-        tick.identified && tick.how.contains("chained into lives"),
-        "{tick:?}"
-    );
-    let c = tiny(&nameless(&clocked));
-    let tick = c.get("policy.tick_s").expect("the tick is reported");
-    assert_eq!(tick.value, 45.0, "{tick:?}");
-    assert!(tick.how.starts_with("not fitted"), "{tick:?}");
-}

@@ -200,7 +200,7 @@ pub fn calibrate_observed(
     let mut clock = setup::clock(
         base,
         &base_sc,
-        &regime,
+        regime.view,
         w.start_s,
         options.fit_tick,
         &mut notes,

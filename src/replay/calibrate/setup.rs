@@ -117,21 +117,17 @@ impl Clock {
 pub fn clock(
     base: &RawScenario,
     base_sc: &Scenario,
-    regime: &Regime,
+    v: &RegimeView,
     window_start_s: f64,
     fit_tick: bool,
     notes: &mut Vec<String>,
 ) -> Clock {
-    let v = regime.view;
     let start_hour =
         (base.workload.start_hour + (v.start_s - window_start_s) / 3600.0).rem_euclid(24.0);
     let span_s = (v.end_s - v.start_s).max(1.0);
     let workers = base_sc.fleet.workers() as f64;
     let per_instance = base_sc.fleet.workers_per_instance as f64;
-    let mut tick = infer::infer(v, None).tick_s;
-    if tick.inferred.is_none() {
-        chained_tick(&regime.sample, workers, per_instance, &mut tick);
-    }
+    let tick = infer::infer(v, None).tick_s;
     let tick_s = match tick.inferred {
         Some(t) => t,
         None => {
@@ -153,43 +149,6 @@ pub fn clock(
         tick_s,
         fit_tick,
         hot: false,
-    }
-}
-
-/// Where the rows name no slots, the tick from the gaps of lives chained
-/// as the rate's are (`lives::complete` at the window's constant pace):
-/// each gap is a replacement's boot plus whole ticks where the chaining is
-/// right, and `analyse::tick::from_gaps` takes a reading only where enough
-/// of them agree in phase. On an independent model's eight fleets with
-/// every name dropped, the gaps chained across the fleet agreed at the
-/// true tick to 0.76-1.00 (0.01-0.20 at the base's 45 s).
-fn chained_tick(s: &moments::Sample, workers: f64, per_instance: f64, tick: &mut Estimate) {
-    use crate::replay::calibrate::lives;
-    if matches!(
-        s.lives,
-        moments::Lives::Slots | moments::Lives::SlotsHot | moments::Lives::SlotsUneven
-    ) {
-        return;
-    }
-    let span = (s.end_s - s.start_s).max(1.0);
-    let requests: f64 = s.rows.iter().map(|r| r.requests).sum();
-    let pace = lives::Pace {
-        per_worker: requests / span / workers.max(1.0),
-        amplitude: 0.0,
-        peak_hour: 0.0,
-        start_hour: 0.0,
-    };
-    let gaps: Vec<f64> = lives::complete(s, workers, per_instance, pace)
-        .iter()
-        .map(|l| l.1 - l.0)
-        .collect();
-    if let Some(f) = crate::replay::analyse::tick::from_gaps(&gaps) {
-        tick.inferred = Some(f.tick_s);
-        tick.how = format!(
-            "the period on which {} gaps between recycles chained into lives (rows without \
-             slot names, chained as the rate's lives are) agree in phase ({:.2} of 1)",
-            f.gaps, f.agreement
-        );
     }
 }
 
