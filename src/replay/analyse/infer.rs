@@ -86,7 +86,7 @@ pub fn infer(v: &RegimeView, scenario: Option<&Knobs>) -> Inferred {
         cooldown_s: cooldown(v),
         pressure_cooldown_s: pressure_cooldown(v),
         lease_ttl_s: lease_ttl(v),
-        tick_s: tick(v),
+        tick_s: tick(v, scenario.and_then(|k| k.tick_s)),
         base_limit_mb,
         jitter_mb,
         hard_limit_mb: est(
@@ -183,7 +183,10 @@ fn lease_ttl(v: &RegimeView) -> Estimate {
     est(value, how, None, "no field records the TTL")
 }
 
-fn tick(v: &RegimeView) -> Estimate {
+/// The tick the regime's holds, else its named slots' consecutive
+/// recycles, say (`prior`, the scenario's or the base's, is kept where
+/// the recycles agree on it nearly as well: `tick::near`).
+pub fn tick(v: &RegimeView, prior: Option<f64>) -> Estimate {
     let mut held: Vec<&Event> = v
         .events
         .iter()
@@ -209,13 +212,19 @@ fn tick(v: &RegimeView) -> Estimate {
         return est(Some(d.median), how, None, "no field records the tick");
     }
     let gaps = slot_gaps(v);
-    let (value, how) = match super::tick::from_gaps(&gaps) {
+    let (value, how) = match super::tick::near(&gaps, prior) {
         Some(f) => (
             Some(f.tick_s),
             format!(
                 "the period on which {} gaps between a slot's consecutive recycles agree in \
-                 phase ({:.2} of 1; a worker's timer starts at its readiness)",
-                f.gaps, f.agreement
+                 phase ({:.2} of 1; a worker's timer starts at its readiness){}",
+                f.gaps,
+                f.agreement,
+                if Some(f.tick_s) == prior {
+                    ": the prior tick, which they agree on within 0.05 of their best"
+                } else {
+                    ""
+                }
             ),
         ),
         None => (

@@ -51,13 +51,45 @@ fn agreement(gaps: &[f64], f: f64) -> f64 {
 /// The tick the gaps between a slot's consecutive recycles agree on, if
 /// they agree on one (`None` with fewer than `MIN_GAPS` usable gaps, or no
 /// period from 5 s to 10 minutes at which their phases reach `AGREE`).
-pub fn from_gaps(gaps: &[f64]) -> Option<Found> {
-    let gaps: Vec<f64> = gaps
-        .iter()
+/// How much less agreement a prior tick (the base's or the scenario's) may
+/// have than the peak's and still be kept: the peak of a lobe a few ticks'
+/// gaps wide wanders a few tenths of a second on noise (a held-out
+/// recording of a 45 s fleet read 45.3 at 0.82), and the recording does
+/// not contradict a prior it agrees with nearly as well.
+pub const PRIOR_SLACK: f64 = 0.05;
+
+/// `from_gaps`, keeping `prior` where the gaps agree on it within
+/// `PRIOR_SLACK` of the tick they read.
+pub fn near(gaps: &[f64], prior: Option<f64>) -> Option<Found> {
+    let found = from_gaps(gaps)?;
+    let Some(p) = prior.filter(|p| p.is_finite() && *p > 0.0 && *p != found.tick_s) else {
+        return Some(found);
+    };
+    let usable: Vec<f64> = usable(gaps);
+    let at_prior = agreement(&usable, 1.0 / p);
+    Some(if at_prior >= found.agreement - PRIOR_SLACK {
+        Found {
+            tick_s: p,
+            agreement: at_prior,
+            gaps: found.gaps,
+        }
+    } else {
+        found
+    })
+}
+
+/// The gaps `from_gaps` reads: finite, positive, at most `LONGEST_GAP_S`,
+/// the first `MOST_GAPS`.
+fn usable(gaps: &[f64]) -> Vec<f64> {
+    gaps.iter()
         .copied()
         .filter(|g| g.is_finite() && *g > 0.0 && *g <= LONGEST_GAP_S)
         .take(MOST_GAPS)
-        .collect();
+        .collect()
+}
+
+pub fn from_gaps(gaps: &[f64]) -> Option<Found> {
+    let gaps = usable(gaps);
     if gaps.len() < MIN_GAPS {
         return None;
     }
@@ -84,8 +116,11 @@ pub fn from_gaps(gaps: &[f64]) -> Option<Found> {
         })
         .collect();
     let len = gaps.len() as f64;
-    // The lowest frequency (longest period) at which the phases agree.
-    let mut first = None;
+    // The first stretch of frequencies (from the longest period) over
+    // which the phases agree, and its best point: a lobe as wide as the
+    // typical gap is short, so its first point can be far down its flank
+    // (a 45 s fleet's lobe crossed the threshold at 45.3 s).
+    let mut peak: Option<(f64, f64)> = None;
     for k in 0..=n {
         let (mut c, mut s) = (0.0, 0.0);
         for (zi, wi) in z.iter_mut().zip(&w) {
@@ -93,18 +128,21 @@ pub fn from_gaps(gaps: &[f64]) -> Option<Found> {
             s += zi.1;
             *zi = (zi.0 * wi.0 - zi.1 * wi.1, zi.0 * wi.1 + zi.1 * wi.0);
         }
-        if (c * c + s * s).sqrt() / len >= AGREE {
-            first = Some(lo + k as f64 * step);
+        let a = (c * c + s * s).sqrt() / len;
+        if a >= AGREE {
+            if peak.is_none_or(|(_, best)| a > best) {
+                peak = Some((lo + k as f64 * step, a));
+            }
+        } else if peak.is_some() {
             break;
         }
     }
-    let start = first?;
-    // Its peak: the lobe is about 1 / longest wide; search two of them
-    // finely, computed afresh (no accumulated turns).
+    let (coarse, _) = peak?;
+    // Finely around it, computed afresh (no accumulated turns).
     let fine = step / 64.0;
-    let (mut best_f, mut best) = (start, 0.0);
-    for k in 0..=(2 * 16 * 64) {
-        let f = start + k as f64 * fine;
+    let (mut best_f, mut best) = (coarse, 0.0);
+    for k in 0..=128 {
+        let f = coarse - step + k as f64 * fine;
         let a = agreement(&gaps, f);
         if a > best {
             (best_f, best) = (f, a);
@@ -154,6 +192,23 @@ mod tests {
             .map(|g| g.round())
             .collect();
         assert_eq!(from_gaps(&rounded).map(|f| f.tick_s), Some(48.2));
+    }
+
+    #[test]
+    fn a_prior_the_gaps_agree_on_nearly_as_well_is_kept() {
+        // Short lives (1 to 6 ticks of 45.3 s): 45.0 is nearly as good.
+        let g: Vec<f64> = (0..60).map(|k| 2.0 + (1 + k % 6) as f64 * 45.3).collect();
+        let read = from_gaps(&g).expect("found");
+        assert!((read.tick_s - 45.3).abs() < 0.15, "{read:?}");
+        let kept = near(&g, Some(45.0)).expect("found");
+        assert_eq!(kept.tick_s, 45.0, "{read:?} {kept:?}");
+        assert!(kept.agreement >= read.agreement - PRIOR_SLACK);
+        // A prior the gaps disagree with is not kept; none changes nothing.
+        assert_eq!(near(&g, Some(60.0)).map(|f| f.tick_s), Some(read.tick_s));
+        assert_eq!(near(&g, None), Some(read));
+        // Long lives resolve 45.3 from 45.0: the reading stands.
+        let long: Vec<f64> = (0..60).map(|k| 2.0 + (40 + k) as f64 * 45.3).collect();
+        assert_eq!(near(&long, Some(45.0)).map(|f| f.tick_s), Some(45.3));
     }
 
     #[test]

@@ -127,7 +127,7 @@ pub fn clock(
     let span_s = (v.end_s - v.start_s).max(1.0);
     let workers = base_sc.fleet.workers() as f64;
     let per_instance = base_sc.fleet.workers_per_instance as f64;
-    let tick = infer::infer(v, None).tick_s;
+    let tick = infer::tick(v, Some(base.policy.tick_s));
     let tick_s = match tick.inferred {
         Some(t) => t,
         None => {
