@@ -211,6 +211,9 @@ pub fn tick(v: &RegimeView, prior: Option<f64>) -> Estimate {
         );
         return est(Some(d.median), how, None, "no field records the tick");
     }
+    if let Some(e) = every_requests(v) {
+        return est(None, e.how(), None, "no field records the tick");
+    }
     let gaps = slot_gaps(v);
     let (value, how) = match super::tick::near(&gaps, prior) {
         Some(f) => (
@@ -244,6 +247,13 @@ pub fn tick(v: &RegimeView, prior: Option<f64>) -> Estimate {
         ),
     };
     est(value, how, None, "no field records the tick")
+}
+
+/// A sampler every Nth request, where the recycle rows' request counts
+/// say one (`every::read`).
+pub fn every_requests(v: &RegimeView) -> Option<super::every::Every> {
+    let counts: Vec<u64> = v.recycles.iter().filter_map(|e| e.requests).collect();
+    super::every::read(&counts)
 }
 
 /// Seconds between consecutive recycles of each named slot (`instance`,

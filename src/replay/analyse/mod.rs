@@ -11,6 +11,7 @@ pub mod bypass;
 pub mod canary;
 pub mod ceiling;
 pub mod escalation;
+pub mod every;
 pub mod gaps;
 pub mod infer;
 pub mod lifetime;

@@ -206,6 +206,7 @@ pub fn calibrate_observed(
         &mut notes,
     );
     let mut fixed = shape;
+    fixed.extend(setup::sampling_keys(&clock));
     fixed.extend(setup::window_and_ceiling(
         base,
         &regime,

@@ -344,7 +344,10 @@ pub fn overshoots_at(s: &Sample, cx: &Context, rps: f64, b: f64) -> Vec<f64> {
         s.rows
             .iter()
             .map(|r| {
-                let tick = rps * cx.shape.factor(r.t_s - s.start_s) / cx.pace_workers * cx.tick_s;
+                let tick = match cx.every_requests {
+                    Some(n) => n,
+                    None => rps * cx.shape.factor(r.t_s - s.start_s) / cx.pace_workers * cx.tick_s,
+                };
                 overshoot_requests(r, b) / (tick / 2.0).max(1e-9)
             })
             .collect(),
@@ -447,6 +450,9 @@ pub struct Moments {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Context {
     pub tick_s: f64,
+    /// The recycler samples every this many requests a worker: the
+    /// overshoot is counted in halves of it, whatever the rate and tick.
+    pub every_requests: Option<f64>,
     pub workers: f64,
     /// Workers to an instance (the chains of `Lives::ChainedByInstance`).
     pub per_instance: f64,
@@ -596,6 +602,7 @@ mod tests {
         };
         let cx = Context {
             tick_s: 10.0,
+            every_requests: None,
             workers: 6.0,
             per_instance: 3.0,
             shape: Shape::CONSTANT,

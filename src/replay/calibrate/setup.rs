@@ -11,6 +11,7 @@ use super::fit::{self, Theta};
 use super::moments::{self, Context, Moments, Sample, Shape, Traffic};
 use super::observed::{Observed, ObservedBoot, ObservedVelocity};
 use super::{CalibrateError, Candidate, MIN_ROWS, Memory, Structure, pick};
+use crate::policy::Sampling;
 use crate::replay::analyse::infer::{self, Estimate};
 use crate::replay::analyse::regimes::RegimeView;
 use crate::scenario::raw::RawLeak;
@@ -92,6 +93,12 @@ pub struct Clock {
     pub tick_s: f64,
     /// `--fit-tick`: fit the tick with boot where the recording allows.
     pub fit_tick: bool,
+    /// The recycler samples every Nth request (the base's sampling, or read
+    /// off the rows' request counts: `analyse::every`): the overshoot is
+    /// counted in halves of N, and the tick is not used.
+    pub every_requests: Option<u64>,
+    /// `every_requests` was read off the rows (the calibration sets it).
+    pub every_read: bool,
     /// One worker an instance takes nearly every request (`fleet.accept`
     /// most_recent or first, read off the rows): the overshoot is counted
     /// at the instance's pace (`Context::pace_workers`).
@@ -128,8 +135,30 @@ pub fn clock(
     let workers = base_sc.fleet.workers() as f64;
     let per_instance = base_sc.fleet.workers_per_instance as f64;
     let tick = infer::tick(v, Some(base.policy.tick_s));
+    let (every_requests, every_read) = match base_sc.policy.sampling {
+        Sampling::EveryRequests { n } => (Some(n), false),
+        Sampling::Timer { .. } => match infer::every_requests(v) {
+            Some(e) => {
+                notes.push(format!(
+                    "sampling: {}; policy.sampling = \"requests\", policy.sample_every_requests = \
+                     {} (the tick is not used)",
+                    e.how(),
+                    e.n
+                ));
+                (Some(e.n), true)
+            }
+            None => (None, false),
+        },
+    };
+    let fit_tick = if every_requests.is_some() && fit_tick {
+        notes.push("--fit-tick: not applicable: the recycler samples every Nth request".into());
+        false
+    } else {
+        fit_tick
+    };
     let tick_s = match tick.inferred {
         Some(t) => t,
+        None if every_requests.is_some() => base.policy.tick_s,
         None => {
             notes.push(format!(
                 "tick: {}; {:.0} s from the base (the boot estimate rests on it: the overshoot \
@@ -148,7 +177,27 @@ pub fn clock(
         tick,
         tick_s,
         fit_tick,
+        every_requests,
+        every_read,
         hot: false,
+    }
+}
+
+/// The sampling keys the calibration sets where the rows say the recycler
+/// samples every Nth request.
+pub fn sampling_keys(clock: &Clock) -> Fixed {
+    match (clock.every_requests, clock.every_read) {
+        (Some(n), true) => vec![
+            (
+                "policy.sampling".into(),
+                toml::Value::String("requests".into()),
+            ),
+            (
+                "policy.sample_every_requests".into(),
+                toml::Value::Integer(n.min(i64::MAX as u64) as i64),
+            ),
+        ],
+        _ => Vec::new(),
     }
 }
 
@@ -313,6 +362,7 @@ pub fn boot_statistics(
 ) -> Result<Boot, CalibrateError> {
     let mut context = Context {
         tick_s: clock.tick_s,
+        every_requests: clock.every_requests.map(|n| n as f64),
         workers: clock.workers,
         per_instance: clock.per_instance,
         pace_workers: clock.pace_workers(),
@@ -340,7 +390,10 @@ pub fn boot_statistics(
         over_stuck,
         observed_boot,
         observed_velocity: observed_boot.and(observed.and_then(Observed::velocity)),
-        tick_free: observed_boot.is_some() && clock.tick.inferred.is_none() && !over_stuck,
+        tick_free: observed_boot.is_some()
+            && clock.tick.inferred.is_none()
+            && clock.every_requests.is_none()
+            && !over_stuck,
         tick_start: clock.tick_s,
     };
     if let Some(b) = observed_boot {

@@ -57,6 +57,7 @@ pub const LOOK: Look = Look {
 
 pub const CONTEXT: Context = Context {
     tick_s: 45.0,
+    every_requests: None,
     workers: 6.0,
     per_instance: 3.0,
     pace_workers: 6.0,

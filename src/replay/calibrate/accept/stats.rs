@@ -246,6 +246,7 @@ mod tests {
     fn context() -> Context {
         Context {
             tick_s: 45.0,
+            every_requests: None,
             workers: 6.0,
             per_instance: 3.0,
             shape: Shape::CONSTANT,
