@@ -457,3 +457,33 @@ fn a_sampler_every_nth_request_is_read_off_the_rows_and_boot_follows() {
     near("fleet.boot_rss_mb", 420.0, 25.0);
     near("effective_mb_per_request", 0.15, 0.15 * 0.15);
 }
+
+/// The embedded default's own memory (a 62 MB warm-up and 19.5 MB steps
+/// at 0.0055 a request: most of a life's growth in jumps) with no busy
+/// deferral, 2 rps: its recycles come late past the tick because of the
+/// steps, not a deferral. The deferral scan simulated off under the plain
+/// memory model only, where only a deferral makes them late: it read one,
+/// and boot + warm-up came out 175 MB low with validation passing. Off is
+/// now scanned under the base's memory too, and fits.
+#[test]
+fn steps_are_not_read_as_a_deferral() {
+    let sets = [
+        "run.duration_h=24",
+        "policy.busy_deferral=false",
+        "workload.rps=2",
+        "workload.profile=constant",
+    ];
+    let rec = recycle_rows(&recording(&sets, 5), false, false);
+    let c = calibrate(&rec, &raw(&[]), 1).expect("calibrates");
+    let shown = || fleetsim::replay::calibrate::render(&c);
+    let chosen = c.structure.candidates.iter().find(|k| k.chosen).unwrap();
+    assert!(!chosen.deferral, "{}", shown());
+    let scan = &c.structure.deferral_scan;
+    let off_base = scan
+        .iter()
+        .find(|p| p.deferral == "off" && p.memory == "base")
+        .expect("off scanned under the base's memory");
+    assert!(off_base.plausible, "{scan:?}");
+    let v = value(&c, "boot_plus_warmup_mb");
+    assert!((v - 422.0).abs() <= 25.0, "boot + warm-up {v}\n{}", shown());
+}

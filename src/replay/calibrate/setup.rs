@@ -546,14 +546,7 @@ impl<'a> Structures<'a> {
     /// observed boot the plain memory model only (the series' growth per
     /// request already folds in warm-up and steps).
     pub fn candidates(&self) -> Vec<(Memory, Deferral)> {
-        let leak = self.leak;
-        let base_memory = leak.warmup_mb > 0.0
-            || leak.step_probability > 0.0
-            || leak
-                .surge
-                .as_ref()
-                .is_some_and(|s| s.episodes_per_day > 0.0);
-        let base_memory = base_memory && self.observed_boot.is_none();
+        let base_memory = self.base_memory();
         let deferrals = if self.base_deferral {
             &self.deferrals[..]
         } else {
@@ -567,6 +560,20 @@ impl<'a> Structures<'a> {
             }
         }
         candidates
+    }
+
+    /// Whether the base's memory model is a candidate beside the plain
+    /// one: it has warm-up, steps or surges, and no RSS series observed
+    /// boot (the series' growth per request already folds them in).
+    pub fn base_memory(&self) -> bool {
+        let leak = self.leak;
+        let has = leak.warmup_mb > 0.0
+            || leak.step_probability > 0.0
+            || leak
+                .surge
+                .as_ref()
+                .is_some_and(|s| s.episodes_per_day > 0.0);
+        has && self.observed_boot.is_none()
     }
 
     /// A structure's overrides: the fixed ones, the plain model's zero

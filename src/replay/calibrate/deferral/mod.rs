@@ -15,7 +15,9 @@
 //!
 //! The scan: simulated windows (the plain memory model, at the start
 //! point) for deferral off, the base's, and a grid of `busy_rps` (multiples
-//! of the instance's mean rate) and `defer_max_s` (multiples of the tick);
+//! of the instance's mean rate) and `defer_max_s` (multiples of the tick),
+//! and off once more under the base's memory model where it has warm-up,
+//! steps or surges (steps make recycles late without any deferral);
 //! each scored by the least Cramér-von Mises distance between the
 //! recording's overshoot at any boot and the windows' overshoot at their
 //! own (known) boot. Off is kept wherever it fits within the recording's
@@ -87,13 +89,17 @@ fn windows_per_point(budget: super::Budget) -> usize {
 
 /// The scan's simulated windows (when the base defers).
 pub fn scan_windows(budget: super::Budget) -> usize {
-    (2 + BUSY_RATIOS.len() * DEFER_TICKS.len()) * windows_per_point(budget)
+    (3 + BUSY_RATIOS.len() * DEFER_TICKS.len()) * windows_per_point(budget)
 }
 
 /// One scanned deferral and how the recording's overshoot compares.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
     pub deferral: Deferral,
+    /// Simulated under the base's memory model (warm-up, steps, surges),
+    /// not the plain one: off only, where the base has one
+    /// (`Structures::base_memory`).
+    pub base_memory: bool,
     /// The least Cramér-von Mises distance over boots (`f64::INFINITY` when its windows
     /// gave no recycles).
     pub distance: f64,
@@ -117,6 +123,9 @@ pub struct Point {
 pub struct ScanPoint {
     /// "off", "base" (the base scenario's values) or "read" (the grid's).
     pub deferral: &'static str,
+    /// The memory model its windows were simulated under: "plain", or
+    /// "base" (off under the base's warm-up, steps and surges).
+    pub memory: &'static str,
     pub busy_rps: Option<f64>,
     pub defer_max_s: Option<f64>,
     /// The least Cramér-von Mises distance between the recording's
@@ -139,8 +148,10 @@ pub struct Scan {
     pub targets: Option<[f64; 4]>,
     pub points: Vec<Point>,
     /// The points that fit as well as the recording's noise allows, with
-    /// the boot each fits best at.
-    pub plausible: Vec<(Deferral, f64)>,
+    /// the boot each fits best at and whether under the base's memory.
+    pub plausible: Vec<(Deferral, f64, bool)>,
+    /// The chosen point was simulated under the base's memory (off only).
+    pub chosen_base_memory: bool,
     /// The recording's share of recycles over 2 half-ticks at the chosen
     /// point's boot.
     pub late: f64,
@@ -247,6 +258,27 @@ pub fn scan(
             Some(point(d, &sims, &boots, &recorded))
         })
         .collect();
+    // Off under the base's memory too, where it has warm-up, steps or
+    // surges: an overshoot made of steps (the embedded default's 19.5 MB at
+    // 0.0055 a request) is late past any tick without a deferral, and read
+    // under the plain model alone a deferral the fleet does not have won
+    // the scan (boot + warm-up 175 MB low, docs/calibration.md, thirtieth
+    // session).
+    let mut points = points;
+    if structures.base_memory() {
+        let at = structures
+            .start(super::Memory::Base, data)
+            .clamp(shared.floor_boot);
+        let mut cx = sim_cx;
+        cx.known_boot_mb = Some(at.boot_mb);
+        if let Ok(sets) = structures.checked_sets(super::Memory::Base, Deferral::Off) {
+            let p: Problem = shared.problem(data, cx, sets);
+            let sims = fit::evaluate(&p, &at, &seeds);
+            let mut off = point(Deferral::Off, &sims, &boots, &recorded);
+            off.base_memory = true;
+            points.push(off);
+        }
+    }
     choose(points, regime.sample.rows.len(), &boots, &recorded)
 }
 
@@ -272,6 +304,7 @@ fn point(d: Deferral, sims: &[Option<Moments>], boots: &[f64], recorded: &[Vec<f
         .unwrap_or(f64::INFINITY);
     Point {
         deferral: d,
+        base_memory: false,
         distance,
         boot_mb,
         floor_distance,
@@ -363,19 +396,25 @@ fn choose(points: Vec<Point>, rows: usize, boots: &[f64], recorded: &[Vec<f64>])
             p.pooled > 0 && t(p) <= best + PLAUSIBLE && inside(p.boot_mb) && off_the_floor(p)
         })
         .collect();
-    let off = plausible.iter().find(|p| p.deferral == Deferral::Off);
+    // Of off under the plain memory and under the base's, the nearer.
+    let off = plausible
+        .iter()
+        .filter(|p| p.deferral == Deferral::Off)
+        .min_by(|a, b| t(a).total_cmp(&t(b)));
     let mut on: Vec<&&Point> = plausible.iter().filter(|p| p.deferral.is_on()).collect();
     on.sort_by(|a, b| a.boot_mb.total_cmp(&b.boot_mb).then(t(a).total_cmp(&t(b))));
     let median = on.len().saturating_sub(1) / 2;
     let chosen = match (off, on.get(median)) {
+        (Some(p), _) => *p,
         (None, Some(p)) => *p,
-        _ => match points.iter().find(|p| p.deferral == Deferral::Off) {
+        (None, None) => match points.iter().find(|p| p.deferral == Deferral::Off) {
             Some(p) => p,
             None => {
                 return Scan {
                     chosen: Deferral::Off,
                     targets: None,
                     plausible: Vec::new(),
+                    chosen_base_memory: false,
                     points,
                     late: f64::NAN,
                     shape: None,
@@ -415,12 +454,23 @@ fn choose(points: Vec<Point>, rows: usize, boots: &[f64], recorded: &[Vec<f64>])
                 .collect(),
             _ => Vec::new(),
         },
-        plausible: plausible.iter().map(|p| (p.deferral, p.boot_mb)).collect(),
+        plausible: plausible
+            .iter()
+            .map(|p| (p.deferral, p.boot_mb, p.base_memory))
+            .collect(),
+        chosen_base_memory: chosen.base_memory,
         points,
     }
 }
 
 impl Scan {
+    /// Whether `p` fits within the recording's noise.
+    fn plausible_point(&self, p: &Point) -> bool {
+        self.plausible
+            .iter()
+            .any(|x| x.0 == p.deferral && x.2 == p.base_memory)
+    }
+
     /// The scanned points as reported in calibration.json.
     pub fn report(&self) -> Vec<ScanPoint> {
         self.points
@@ -444,8 +494,9 @@ impl Scan {
                     distance: p.distance,
                     boot_mb: p.boot_mb,
                     late_share: p.late,
-                    plausible: self.plausible.iter().any(|x| x.0 == p.deferral),
-                    chosen: p.deferral == self.chosen,
+                    memory: if p.base_memory { "base" } else { "plain" },
+                    plausible: self.plausible_point(p),
+                    chosen: p.deferral == self.chosen && p.base_memory == self.chosen_base_memory,
                 }
             })
             .collect()
@@ -456,8 +507,9 @@ impl Scan {
         let off = self
             .points
             .iter()
-            .find(|p| p.deferral == Deferral::Off)
-            .map_or(f64::NAN, |p| p.distance);
+            .filter(|p| p.deferral == Deferral::Off)
+            .map(|p| p.distance)
+            .fold(f64::NAN, f64::min);
         let chosen = self.points.iter().find(|p| p.deferral == self.chosen);
         let boots = self.plausible.iter().filter(|x| x.0.is_on()).map(|x| x.1);
         let on = boots.clone().count();

@@ -34,6 +34,7 @@ fn point(d: Deferral, distance: f64, boot_mb: f64) -> Point {
     Point {
         floor_distance: f64::INFINITY,
         deferral: d,
+        base_memory: false,
         distance,
         boot_mb,
         pooled: 900,
@@ -61,6 +62,40 @@ fn off_is_kept_where_it_fits_within_the_noise() {
     let s = choose(points, 100, &[300.0, 360.0], &[vec![1.0], vec![3.0]]);
     assert_eq!(s.chosen, Deferral::Off);
     assert_eq!(s.targets, None);
+}
+
+#[test]
+fn off_under_the_bases_memory_keeps_off_where_plain_off_does_not_fit() {
+    // Steps make recycles late without a deferral: plain off far out
+    // (T 9), a deferral at T 0.09, off under the base's memory at T 0.18.
+    let mut stepped = point(Deferral::Off, 0.002, 380.0);
+    stepped.base_memory = true;
+    let points = vec![
+        point(Deferral::Off, 0.1, 250.0),
+        point(read(1.0, 90.0), 0.001, 300.0),
+        stepped,
+    ];
+    let s = choose(
+        points.clone(),
+        100,
+        &[200.0, 300.0, 380.0, 400.0],
+        &vec![vec![1.0]; 4],
+    );
+    assert_eq!(s.chosen, Deferral::Off);
+    assert!(s.chosen_base_memory);
+    let report = s.report();
+    let chosen: Vec<_> = report.iter().filter(|p| p.chosen).collect();
+    assert_eq!(chosen.len(), 1);
+    assert_eq!((chosen[0].deferral, chosen[0].memory), ("off", "base"));
+    assert!(!report[0].plausible && report[2].plausible);
+    // Without it, the deferral.
+    let s = choose(
+        points[..2].to_vec(),
+        100,
+        &[200.0, 300.0, 380.0, 400.0],
+        &vec![vec![1.0]; 4],
+    );
+    assert_eq!(s.chosen, read(1.0, 90.0));
 }
 
 #[test]
