@@ -569,3 +569,54 @@ fn each_structure_is_fitted_under_one_deferral() {
     assert_eq!(deferral_candidates(&defers, Options::DEFAULT), 1);
     assert_eq!(deferral_candidates(&defers, given), 1);
 }
+
+/// An independent model's log whose rss_mb is truncated to whole MB over
+/// whole-MB limits (`int(rss)`, as kB / 1024 writes it): a margin of 0 is
+/// twice as common as rounding makes it. Read as rounded, its validation
+/// failed on the margin row (KS p 0.001) and boot + warm-up came out 34.5
+/// MB high; the first fit is now run both ways and the truncated rule
+/// kept where it scores lower by `FLOOR_MARGIN`.
+#[test]
+fn a_log_that_truncates_to_whole_mb_is_read_so_and_validates() {
+    let dir = common::TempDir::new("calibrate-truncated");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fleetsim"))
+        .args([
+            "replay",
+            &format!("{root}/tests/recordings/indep30-fleet1-truncated-mb.csv"),
+            "--calibrate",
+            "--out",
+            "cal",
+            "-q",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("spawn fleetsim");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("whole MB: rss_mb read as truncated"), "{out}");
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("cal").join(f)).unwrap())
+            .unwrap()
+    };
+    let cal = read("calibration.json");
+    assert_eq!(cal["structure"]["whole_mb_floor"], true, "{out}");
+    let boot = cal["fits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["key"] == "boot_plus_warmup_mb")
+        .unwrap()["value"]
+        .as_f64()
+        .unwrap();
+    assert!((boot - 408.9).abs() <= 25.0, "boot + warm-up {boot}\n{out}");
+    let v = read("validation.json");
+    let margin = v["distributions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"].as_str().unwrap().starts_with("margin over limit"))
+        .unwrap();
+    assert_eq!(margin["verdict"], "pass", "{margin}");
+    assert_eq!(v["reproduces"], true, "{out}");
+}

@@ -165,7 +165,9 @@ fn every_candidate_is_scored_after_its_newton_steps() {
         "{} windows, at least {least} with a Jacobian per candidate",
         c.seeds_simulated
     );
-    let planned = fleetsim::replay::calibrate::planned_simulations(b, candidates, Options::DEFAULT);
+    let whole_mb = fleetsim::replay::validate::Recorded::of(&rec).whole_mb;
+    let planned =
+        fleetsim::replay::calibrate::planned_simulations(b, candidates, Options::DEFAULT, whole_mb);
     assert!(
         c.seeds_simulated <= planned,
         "{} > {planned}",

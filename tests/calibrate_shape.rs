@@ -8,7 +8,7 @@ mod common;
 use common::calibrate::checked_in;
 use common::scenario;
 use fleetsim::replay::calibrate::{Budget, Calibration, Options, calibrate};
-use fleetsim::replay::validate::simulated_recording;
+use fleetsim::replay::validate::{Written, simulated_recording};
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
 
@@ -16,7 +16,7 @@ use fleetsim::scenario::RawScenario;
 /// one simulated day of the default scenario under `sets`, each row's
 /// instance and worker names passed through `rename`.
 fn rows(sets: &[&str], rename: impl Fn(usize, f64, &str, &str) -> (String, String)) -> String {
-    let sim = simulated_recording(&scenario(sets), 7, false).expect("the run completes");
+    let sim = simulated_recording(&scenario(sets), 7, Written::Fine).expect("the run completes");
     let mut out = String::from("ts,event,instance,worker,rss_mb,limit_mb,requests\n");
     for (k, e) in sim.recycles().enumerate() {
         let name = |x: &Option<String>| x.clone().expect("a simulated recycle names it");

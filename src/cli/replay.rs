@@ -450,7 +450,10 @@ fn calibrate(
     };
     // Each memory model (plain, the base's) under each busy deferral.
     let candidates = 2 * replay::calibrate::deferral_candidates(&base.raw, options);
-    let planned = replay::calibrate::planned_simulations(budget, candidates, options) as u64;
+    // Whole-MB rows fit the first fit twice (rounded and truncated).
+    let whole_mb = replay::validate::Recorded::of(rec).whole_mb;
+    let planned =
+        replay::calibrate::planned_simulations(budget, candidates, options, whole_mb) as u64;
     let bar = Progress::new("calibrate", planned, "simulated windows");
     let cal = replay::calibrate::calibrate(rec, &base.raw, args.seed, budget, options, &|done| {
         bar.set_position(done as u64)
@@ -478,9 +481,15 @@ fn calibrate(
     let seeds = replay::validate::seeds_for(rec, args.seed, args.seeds as usize);
     let scenarios: Vec<fleetsim::Scenario> = draws.iter().map(|d| d.scenario.clone()).collect();
     let bar = Progress::new("validate", seeds.len() as u64, "simulated windows");
-    let mut v =
-        replay::validate::validate_with(rec, &cal.regime, &scenarios, &seeds, &|| bar.inc(1))
-            .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
+    let mut v = replay::validate::validate_written(
+        rec,
+        &cal.regime,
+        &scenarios,
+        &seeds,
+        cal.structure.whole_mb_floor,
+        &|| bar.inc(1),
+    )
+    .map_err(|e| Failure::run(format!("validation run failed: {e}")))?;
     v.structure = Some(cal.structure.clone());
     bar.finish();
     let path = dir.shown(fleetsim::schema::VALIDATION.file);

@@ -109,6 +109,9 @@ pub struct Structure {
     pub warm_start: bool,
     pub rate_from: String,
     pub whole_mb: bool,
+    /// A whole-MB recording's rss_mb read as truncated over whole-MB
+    /// limits (`written.rs`), not rounded: validation writes its windows so.
+    pub whole_mb_floor: bool,
     pub candidates: Vec<Candidate>,
     /// The busy deferrals scanned against the recording's overshoot (empty
     /// when the base has no busy deferral).

@@ -54,7 +54,12 @@ fn simulated(p: &Problem, theta: &Theta, seeds: &[u64], w: f64) -> Option<f64> {
     let counts: Vec<(usize, usize)> = seeds
         .par_iter()
         .filter_map(|&s| {
-            let rec = crate::replay::validate::simulated_recording(&sc, s, false).ok()?;
+            let rec = crate::replay::validate::simulated_recording(
+                &sc,
+                s,
+                crate::replay::validate::Written::Fine,
+            )
+            .ok()?;
             Some((resets(&rec), rec.recycles().count()))
         })
         .collect();

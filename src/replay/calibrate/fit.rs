@@ -114,6 +114,9 @@ pub fn stat_vec(m: &Moments) -> [f64; DIM] {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Look {
     pub whole_mb: bool,
+    /// A whole-MB recording's rss_mb read as truncated over whole-MB
+    /// limits (`written::read`), not rounded.
+    pub floor_mb: bool,
     /// How the recording's rows bound lives (`moments::Lives`).
     pub lives: moments::Lives,
     /// The recording's regime begins at its first recycle row (absolute
@@ -135,6 +138,7 @@ impl Look {
         let (first, last) = (s.rows.first(), s.rows.last());
         Look {
             whole_mb: s.whole_mb,
+            floor_mb: false,
             lives: s.lives,
             from_first_recycle: first.is_some_and(|r| r.t_s <= s.start_s),
             to_last_recycle: last.is_some_and(|r| r.t_s >= s.end_s),
@@ -155,7 +159,8 @@ impl Look {
 /// Simulates `sc` on `seed`, reads the events back through the recording's
 /// import and regime split, and takes the sample of the busiest regime.
 pub fn simulate(sc: &Scenario, seed: u64, look: Look) -> Option<Sample> {
-    let rec = super::super::validate::simulated_recording(sc, seed, look.whole_mb).ok()?;
+    let written = super::super::validate::Written::whole_mb(look.whole_mb, look.floor_mb);
+    let rec = super::super::validate::simulated_recording(sc, seed, written).ok()?;
     let w = window(&rec);
     let views = regimes::split(&rec, (0.0, w.end_s.max(sc.duration.as_secs_f64())));
     let v = views.iter().max_by_key(|v| v.recycles.len())?;

@@ -58,6 +58,7 @@ mod shape_match;
 mod stages;
 #[cfg(test)]
 mod testkit;
+mod written;
 
 pub use calibration::{Budget, Calibration, Candidate, Fit, Options, SCHEMA, Structure};
 pub use deferral::{deferral_candidates, scan_windows};
@@ -134,7 +135,7 @@ impl Memory {
 
 /// Fits `base` to the longest limit regime of `rec`. `progress` is called
 /// with the number of simulated windows done so far, out of
-/// `planned_simulations(budget, candidates, options)`: 2 candidates when
+/// `planned_simulations(budget, candidates, options, whole_mb)`: 2 candidates when
 /// the deferral is read, else 4 (each memory model, off and the base's).
 pub fn calibrate(
     rec: &Recording,
@@ -388,7 +389,10 @@ pub fn calibrate_observed(
     let mut structures = Structures::new(base, &base_text, fixed.clone(), &boot);
     structures.deferrals = deferrals;
     // The fits on independent seeds (the first on the recording's own key),
-    // each counting its windows after the ones before it.
+    // each counting its windows after the ones before it. On whole-MB rows
+    // the first is fitted twice, its windows written rounded and truncated
+    // over whole-MB limits (`written.rs`), and the nearer rule is kept for
+    // every later window.
     let mut runs: Vec<Run> = Vec::new();
     for r in 0..budget.fits.max(1) {
         let run_key = if r == 0 {
@@ -396,18 +400,39 @@ pub fn calibrate_observed(
         } else {
             mix64(key ^ mix64(FIT_SALT + r as u64))
         };
-        let counted = |n: usize| progress(before + n);
-        let shared = Shared::new(base, &regime, &load_sc, active, &counted, run_key, budget);
-        let run = fit_once(
-            r + 1,
-            rec,
-            base,
-            &regime,
-            boot.clone(),
-            &structures,
-            &shared,
-        );
-        before += shared.done.into_inner();
+        let rules: &[bool] = if r == 0 && regime.sample.whole_mb {
+            &[false, true]
+        } else {
+            &[regime.floor_mb]
+        };
+        let mut tried: Vec<(bool, Result<Run, CalibrateError>)> = Vec::new();
+        for &floor in rules {
+            regime.floor_mb = floor;
+            let counted = |n: usize| progress(before + n);
+            let shared = Shared::new(base, &regime, &load_sc, active, &counted, run_key, budget);
+            let run = fit_once(
+                r + 1,
+                rec,
+                base,
+                &regime,
+                boot.clone(),
+                &structures,
+                &shared,
+            );
+            before += shared.done.into_inner();
+            tried.push((floor, run));
+        }
+        if tried.len() == 2 {
+            let score = |x: &Result<Run, CalibrateError>| x.as_ref().ok().map(Run::score);
+            let reading = written::Reading {
+                round_score: score(&tried[0].1),
+                floor_score: score(&tried[1].1),
+            };
+            regime.floor_mb = reading.floor();
+            notes.push(reading.note());
+            tried.retain(|(floor, _)| *floor == regime.floor_mb);
+        }
+        let (_, run) = tried.pop().expect("a fit under the rule kept");
         match run {
             Ok(run) => runs.push(run),
             // The first fit's failure is the calibration's; a later one is
@@ -523,6 +548,7 @@ pub fn calibrate_observed(
         fits,
         structure: profile.structure(
             regime.sample.whole_mb,
+            regime.floor_mb,
             chosen.candidates.clone(),
             deferral_scan,
             accept_reading,
@@ -558,6 +584,17 @@ struct Run {
     sets: Vec<Override>,
     client: Option<Fit>,
     notes: Vec<String>,
+}
+
+impl Run {
+    /// The chosen structure's score (`fit::score`: its KS distances).
+    fn score(&self) -> f64 {
+        self.chosen
+            .candidates
+            .iter()
+            .find(|c| c.chosen)
+            .map_or(f64::INFINITY, |c| c.score)
+    }
 }
 
 /// Fit `number` (from 1) on `shared`'s seeds: the pilot, a fit per structure, the pilot
@@ -634,8 +671,14 @@ fn fit_once(
 /// Simulated windows `calibrate` runs with `budget` on `candidates`
 /// structures, with the busy-deferral scan (`deferral::scan`) where
 /// `options` reads deferral (at most: the scan runs only where the base
-/// defers, and the fits along its ridge only where several deferrals fit).
-pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) -> usize {
+/// defers, and the fits along its ridge only where several deferrals fit;
+/// on `whole_mb` rows, the first fit twice: `written.rs`).
+pub fn planned_simulations(
+    budget: Budget,
+    candidates: usize,
+    options: Options,
+    whole_mb: bool,
+) -> usize {
     let scan = if options.read_deferral {
         deferral::scan_windows(budget)
     } else {
@@ -645,6 +688,7 @@ pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) 
     // they name slots, three otherwise, and a hot fleet's start warm and
     // cold: at most).
     let scan = scan + (accept::KINDS.len() + 2) * accept::windows(budget);
+
     // Each candidate's Newton steps take a Jacobian first, when there are any.
     let newton = if budget.refine > 0 {
         fit::DIM + budget.refine
@@ -670,6 +714,6 @@ pub fn planned_simulations(budget: Budget, candidates: usize, options: Options) 
         + retaken)
         * budget.seeds
         + 3 * budget.draws)
-        * (budget.fits.max(1) + ridge)
+        * (budget.fits.max(1) + ridge + usize::from(whole_mb))
         + scan
 }

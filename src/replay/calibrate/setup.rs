@@ -54,6 +54,9 @@ impl BaseText {
 pub struct Regime<'a> {
     pub view: &'a RegimeView<'a>,
     pub sample: Sample,
+    /// Its whole-MB rss_mb read as truncated over whole-MB limits
+    /// (`written::read`): simulated windows are written so.
+    pub floor_mb: bool,
 }
 
 /// The regime to calibrate: the longest with recycles (`pick`), with at
@@ -64,7 +67,11 @@ pub fn regime<'a>(views: &'a [RegimeView<'a>]) -> Result<Regime<'a>, CalibrateEr
     if sample.rows.len() < MIN_ROWS {
         return Err(CalibrateError::TooFew(view.key.label(), sample.rows.len()));
     }
-    Ok(Regime { view, sample })
+    Ok(Regime {
+        view,
+        sample,
+        floor_mb: false,
+    })
 }
 
 impl Regime<'_> {
@@ -307,6 +314,7 @@ impl Profile {
     pub fn structure(
         &self,
         whole_mb: bool,
+        whole_mb_floor: bool,
         candidates: Vec<Candidate>,
         deferral_scan: Vec<super::deferral::ScanPoint>,
         accept: Option<super::accept::Reading>,
@@ -320,6 +328,7 @@ impl Profile {
             warm_start: self.warm,
             rate_from: tr.from.label().into(),
             whole_mb,
+            whole_mb_floor,
             candidates,
             deferral_scan,
             accept,

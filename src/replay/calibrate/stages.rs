@@ -54,7 +54,10 @@ impl<'a> Shared<'a> {
         budget: Budget,
     ) -> Shared<'a> {
         Shared {
-            look: Look::of(&regime.sample),
+            look: Look {
+                floor_mb: regime.floor_mb,
+                ..Look::of(&regime.sample)
+            },
             load,
             floor_boot: base.fleet.shared_mb + 1.0,
             active,

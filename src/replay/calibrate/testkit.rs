@@ -50,6 +50,7 @@ pub fn loader(sets: Vec<Override>) -> impl Fn(&[Override]) -> Option<Scenario> +
 
 pub const LOOK: Look = Look {
     whole_mb: false,
+    floor_mb: false,
     lives: moments::Lives::Slots,
     from_first_recycle: false,
     to_last_recycle: false,
