@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::calibrate::{calibrate, checked_in, fixed, raw, recording, recycle_rows, value};
+use common::calibrate::{calibrate, checked_in, fixed, near, raw, recording, recycle_rows, value};
 
 /// A fleet whose busy deferral fires on most recycles: 2.4 rps over two
 /// instances (1.2 req/s each) against `busy_rps` 1.0, each due recycle held
@@ -43,14 +43,7 @@ fn busy_deferral_is_read_off_the_overshoot_and_boot_follows() {
     let off = scan.iter().find(|p| p.deferral == "off").unwrap();
     assert!(!off.plausible && !off.chosen, "{scan:?}");
     assert_eq!(scan.iter().filter(|p| p.chosen).count(), 1);
-    let near = |key: &str, truth: f64, tol: f64| {
-        let v = value(&c, key);
-        assert!(
-            (v - truth).abs() <= tol,
-            "{key}: {v} vs {truth}\n{}",
-            shown()
-        );
-    };
+    let near = |key: &str, truth: f64, tol: f64| near(&c, key, truth, tol);
     near("boot_plus_warmup_mb", 380.0, 25.0);
     near("effective_mb_per_request", 0.08, 0.08 * 0.15);
     // The deferral is a fixed value of the calibrated scenario.
@@ -446,14 +439,7 @@ fn a_sampler_every_nth_request_is_read_off_the_rows_and_boot_follows() {
         "{}",
         shown()
     );
-    let near = |key: &str, truth: f64, tol: f64| {
-        let v = value(&c, key);
-        assert!(
-            (v - truth).abs() <= tol,
-            "{key}: {v} vs {truth}\n{}",
-            shown()
-        );
-    };
+    let near = |key: &str, truth: f64, tol: f64| near(&c, key, truth, tol);
     near("fleet.boot_rss_mb", 420.0, 25.0);
     near("effective_mb_per_request", 0.15, 0.15 * 0.15);
 }

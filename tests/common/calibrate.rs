@@ -73,6 +73,17 @@ pub fn value(c: &Calibration, key: &str) -> f64 {
         .value
 }
 
+/// Asserts that `c`'s value for `key` is within `tol` of `truth`, showing
+/// the calibration where it is not.
+pub fn near(c: &Calibration, key: &str, truth: f64, tol: f64) {
+    let v = value(c, key);
+    assert!(
+        (v - truth).abs() <= tol,
+        "{key}: {v} vs {truth}\n{}",
+        fleetsim::replay::calibrate::render(c)
+    );
+}
+
 /// `rec` cut down to what platform logs give: recycle rows with time,
 /// instance and worker (unless `ids` is false), rss, limit and requests,
 /// optionally rounded to whole MB.
