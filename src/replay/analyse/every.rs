@@ -8,9 +8,10 @@
 //!
 //! Read as a timer, such a fleet's overshoot is counted in the wrong unit
 //! (requests in half a tick, not in half of N), the boot statistic sits at
-//! its bound and the fit comes off the slope alone: a fleetsim window
-//! sampled every 50th request calibrated to +74% MB/request with 9 of 12
-//! validation rows failing (docs/calibration.md, thirtieth session).
+//! its bound and the fit comes off the slope alone: three plain-leak
+//! fleetsim windows sampled every 50th request calibrated boot 58-75 MB
+//! low and MB/request 18-51% high, validation passing (docs/calibration.md,
+//! thirtieth session).
 
 /// Fewer rows than this say nothing.
 pub const MIN_ROWS: usize = 30;

@@ -9,8 +9,8 @@
 //! (`fit::score`: KS of margins, requests and overshoot, after the fit)
 //! decides, truncated only where it scores `FLOOR_MARGIN` lower; every
 //! later window is written by the rule kept. Truncated logs
-//! read as rounded failed validation's margin row on five of that model's
-//! eight fleets and moved boot by 26-74 MB (docs/calibration.md,
+//! read as rounded failed validation's margin row on 7 of that model's 16
+//! recordings (4 of its 8 fleets) and moved boot by 26-74 MB (docs/calibration.md,
 //! thirtieth session).
 
 /// How much lower the truncated rule's score must be to be read: rounded

@@ -22,8 +22,8 @@ pub enum Written {
     /// Whole-MB limits and `rss_mb` truncated (`int(rss)`, or kB divided
     /// by 1024): the margin over the limit is floored. Rounded, a
     /// simulated window's margin is 0 about half as often as such a log's,
-    /// and its margin row failed validation on five of an independent
-    /// model's eight fleets (docs/calibration.md, thirtieth session).
+    /// and its margin row failed validation on 7 of an independent model's
+    /// 16 recordings (docs/calibration.md, thirtieth session).
     Floor,
 }
 
