@@ -3,31 +3,21 @@
 //! recording, recycle rows cut from it as platform logs give them, and a
 //! calibration on the default budget.
 
-use fleetsim::Sim;
-use fleetsim::metrics::CsvObserver;
 use fleetsim::replay::calibrate::{Budget, Calibration, Options};
 use fleetsim::replay::{Recording, import};
 use fleetsim::scenario::RawScenario;
 
 use super::scenario;
 
-/// Simulates `sets` on the default scenario and reads events.csv back.
+/// Simulates `sets` on the default scenario and reads events.csv back
+/// (`validate::simulated_recording`, at the simulation's resolution).
 pub fn recording(sets: &[&str], seed: u64) -> Recording {
-    let sc = scenario(sets);
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(&sc, seed, &mut obs)
-        .run()
-        .expect("the run completes");
-    obs.finish().expect("in-memory writes succeed");
-    let text = String::from_utf8(events).expect("UTF-8");
-    let part = import::parse("sim.csv", &text).expect("own CSV parses");
-    Recording::assemble(vec![part]).expect("one file assembles")
+    fleetsim::replay::validate::simulated_recording(
+        &scenario(sets),
+        seed,
+        fleetsim::replay::validate::Written::Fine,
+    )
+    .expect("the run completes")
 }
 
 /// The raw scenario of `text` with `sets`.

@@ -4,29 +4,16 @@
 //! `tests/validation_rules.rs` (a modest version) and
 //! `examples/false_alarms.rs` (the full figure).
 
-use fleetsim::metrics::CsvObserver;
+use fleetsim::Scenario;
+use fleetsim::replay::Recording;
 use fleetsim::replay::analyse::regimes;
 use fleetsim::replay::analyse::window;
 use fleetsim::replay::validate::{self, FigureRow, Verdict};
-use fleetsim::replay::{Recording, import};
-use fleetsim::{Scenario, Sim};
 
-/// `sc` simulated on `seed`, its events.csv read back as a recording.
+/// `sc` simulated on `seed`, its events.csv read back as a recording
+/// (`validate::simulated_recording`, at the simulation's resolution).
 pub fn recording(sc: &Scenario, seed: u64) -> Recording {
-    let (mut events, mut timeline) = (Vec::new(), Vec::new());
-    let mut obs = CsvObserver::new(
-        &mut events,
-        &mut timeline,
-        sc.policy.base_limit_mb,
-        sc.policy.hard_limit_mb,
-    );
-    Sim::new(sc, seed, &mut obs)
-        .run()
-        .expect("the run completes");
-    obs.finish().expect("in-memory writes succeed");
-    let text = String::from_utf8(events).expect("UTF-8");
-    let part = import::parse("good-fit.csv", &text).expect("own CSV parses");
-    Recording::assemble(vec![part]).expect("one file assembles")
+    validate::simulated_recording(sc, seed, validate::Written::Fine).expect("the run completes")
 }
 
 /// The label of the recording's regime with the most recycles.

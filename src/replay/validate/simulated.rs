@@ -40,20 +40,22 @@ impl Written {
     /// `rec`'s events written so.
     pub fn apply(self, rec: &mut Recording) {
         for e in &mut rec.events {
-            match self {
-                Written::Fine => return,
-                Written::Round => {
-                    e.rss_mb = e.rss_mb.map(f64::round);
-                    e.limit_mb = e.limit_mb.map(f64::round);
-                }
-                Written::Floor => {
-                    let limit = e.limit_mb.map(f64::round);
-                    e.rss_mb = match (e.rss_mb, e.limit_mb, limit) {
-                        (Some(r), Some(l), Some(whole)) => Some(whole + (r - l).floor()),
-                        (r, _, _) => r.map(f64::floor),
-                    };
-                    e.limit_mb = limit;
-                }
+            (e.rss_mb, e.limit_mb) = self.written(e.rss_mb, e.limit_mb);
+        }
+    }
+
+    /// One event's `(rss_mb, limit_mb)` written so.
+    fn written(self, rss: Option<f64>, limit: Option<f64>) -> (Option<f64>, Option<f64>) {
+        match self {
+            Written::Fine => (rss, limit),
+            Written::Round => (rss.map(f64::round), limit.map(f64::round)),
+            Written::Floor => {
+                let whole = limit.map(f64::round);
+                let rss = match (rss, limit, whole) {
+                    (Some(r), Some(l), Some(w)) => Some(w + (r - l).floor()),
+                    (r, _, _) => r.map(f64::floor),
+                };
+                (rss, whole)
             }
         }
     }
@@ -100,4 +102,35 @@ pub fn simulate(sc: &Scenario, seed: u64, written: Written) -> Result<Figures, S
     let views = regimes::split(&rec, (0.0, w.end_s.max(sc.duration.as_secs_f64())));
     let hours = sc.duration.as_secs_f64() / 3600.0;
     Ok(view(&views, None).map_or_else(Figures::default, |v| figures(v, hours)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Written;
+
+    #[test]
+    fn truncated_over_whole_limits_floors_the_margin() {
+        // A limit of 499.6 (logged 500) crossed by 0.9 MB: rounded, the
+        // margin reads 1 (500.5 -> 501 over 500); truncated over a whole
+        // limit, 0.
+        let (rss, limit) = (Some(500.5), Some(499.6));
+        assert_eq!(
+            Written::Round.written(rss, limit),
+            (Some(501.0), Some(500.0))
+        );
+        assert_eq!(
+            Written::Floor.written(rss, limit),
+            (Some(500.0), Some(500.0))
+        );
+        // 2.3 MB over: a margin of 2.
+        assert_eq!(
+            Written::Floor.written(Some(501.9), Some(499.6)),
+            (Some(502.0), Some(500.0))
+        );
+        assert_eq!(
+            Written::Floor.written(Some(480.7), None),
+            (Some(480.0), None)
+        );
+        assert_eq!(Written::Fine.written(rss, limit), (rss, limit));
+    }
 }
